@@ -1,0 +1,1 @@
+"""Composition root and entry points: settings, the `kb` CLI, wiring and process lifetime."""

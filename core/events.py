@@ -1,0 +1,108 @@
+"""Progress events streamed by the pipeline; every front end (CLI, Slack) renders the same stream."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.models import Record
+
+
+@dataclass(frozen=True, slots=True)
+class ContextLoading:
+    """Reading the conversation's summary and recent turns."""
+
+    phase: Literal["context"] = "context"
+
+
+@dataclass(frozen=True, slots=True)
+class Compacting:
+    """A summary call is really happening (fires at most once per question)."""
+
+    phase: Literal["compacting"] = "compacting"
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """Another question of this conversation is being answered first."""
+
+    position: int = 1
+    phase: Literal["queued"] = "queued"
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieving:
+    """A search is running for round N with this query."""
+
+    round: int
+    query: str
+    phase: Literal["retrieving"] = "retrieving"
+
+
+@dataclass(frozen=True, slots=True)
+class Assessed:
+    """The evidence of round N was assessed."""
+
+    round: int
+    sufficient: bool
+    missing: str = ""
+    phase: Literal["assessed"] = "assessed"
+
+
+@dataclass(frozen=True, slots=True)
+class Generating:
+    """The answer is being written."""
+
+    rounds: int = 0
+    stop_reason: str = ""
+    phase: Literal["generating"] = "generating"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerDelta:
+    """A piece of streamed answer text."""
+
+    text: str
+    phase: Literal["delta"] = "delta"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A visible notice (uncertainty, degraded engine) that is also appended to the answer."""
+
+    text: str
+    kind: str = "uncertainty"
+    phase: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The record is persisted and final; nothing follows."""
+
+    record: Record
+    phase: Literal["done"] = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The question failed; the record is marked failed with this reason; nothing follows."""
+
+    code: str
+    message: str
+    record: Record | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    phase: Literal["error"] = "error"
+
+
+Progress = (
+    ContextLoading
+    | Compacting
+    | Queued
+    | Retrieving
+    | Assessed
+    | Generating
+    | AnswerDelta
+    | Notice
+    | Done
+    | Failed
+)

@@ -1,0 +1,227 @@
+"""Frozen value types shared by every layer: documents, hits, turns, records, traces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+SearchMode = Literal["embedding", "keywords", "blend"]
+SEARCH_MODES: tuple[SearchMode, ...] = ("embedding", "keywords", "blend")
+RetrievalMode = Literal["auto", "single", "multi"]
+RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("auto", "single", "multi")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrievable paragraph of a document, as produced by chunking."""
+
+    text: str
+    heading_path: tuple[str, ...]
+    position: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """A document registered in a dataset."""
+
+    dataset: str
+    document_id: str
+    name: str
+    source: str
+    content_hash: str
+    enabled: bool
+    chunk_count: int
+    updated_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A paragraph returned by a search, with its similarity score (higher is better)."""
+
+    id: str
+    content: str
+    score: float
+    dataset: str
+    document_id: str
+    document_name: str
+    heading: str = ""
+    source: str = ""
+    position: int = 0
+
+    def citation(self) -> Citation:
+        """The reference to show for this paragraph."""
+        return Citation(document=self.document_name, heading=self.heading, source=self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A numbered source shown under an answer."""
+
+    document: str
+    heading: str = ""
+    source: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"document": self.document, "heading": self.heading, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """Validated parameters of one knowledge-base search."""
+
+    query: str
+    datasets: tuple[str, ...]
+    mode: SearchMode = "blend"
+    threshold: float = 0.0
+    limit: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationKey:
+    """Where a conversation lives: a Slack thread, a terminal session, ..."""
+
+    source: str
+    team_id: str = ""
+    channel_id: str = ""
+    thread_ts: str = ""
+
+    def as_id(self) -> str:
+        """A stable string id for this key."""
+        return ":".join((self.source, self.team_id, self.channel_id, self.thread_ts))
+
+
+class RecordStatus(StrEnum):
+    """Lifecycle of one question's record."""
+
+    PENDING = "pending"
+    ANSWERED = "answered"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A completed question/answer pair used as history."""
+
+    record_id: int
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One question asked in a conversation, and what became of it."""
+
+    id: int
+    conversation_id: str
+    question: str
+    status: RecordStatus
+    rewritten: str | None = None
+    answer: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    event_key: str | None = None
+    reply_ref: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSnapshot:
+    """The persistent rolling summary of a conversation and its watermark."""
+
+    summary: str = ""
+    through_record_id: int = 0
+    compacted_rounds: int = 0
+    revision: int = 0
+    updated_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage reported by a model call."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A chat message sent to a model."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The result of a non-streaming model call."""
+
+    text: str
+    finish_reason: str | None = "stop"
+    usage: Usage = Usage()
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """The evidence assessor's verdict: {sufficient, missing, queries}."""
+
+    sufficient: bool
+    missing: str = ""
+    queries: tuple[str, ...] = ()
+
+
+class StopReason(StrEnum):
+    """Why the retrieval loop stopped."""
+
+    SUFFICIENT = "sufficient"
+    MAX_ROUNDS = "max_rounds"
+    DUPLICATE_QUERY = "duplicate_query"
+    NO_NEW_EVIDENCE = "no_new_evidence"
+    EVIDENCE_BUDGET = "evidence_budget"
+    NO_FOLLOWUP_QUERY = "no_followup_query"
+    NO_DATASETS = "no_datasets"
+    ASSESSMENT_ERROR = "assessment_error"
+    SINGLE_SEARCH = "single_search"
+
+
+STOP_REASON_LABELS: dict[StopReason, tuple[str, str]] = {
+    StopReason.SUFFICIENT: ("资料充分", "evidence sufficient"),
+    StopReason.MAX_ROUNDS: ("达到检索轮次上限", "round limit reached"),
+    StopReason.DUPLICATE_QUERY: ("查询重复", "queries repeated"),
+    StopReason.NO_NEW_EVIDENCE: ("未发现新增资料", "no new evidence"),
+    StopReason.EVIDENCE_BUDGET: ("达到资料容量上限", "evidence budget reached"),
+    StopReason.NO_FOLLOWUP_QUERY: ("无后续查询", "no follow-up query"),
+    StopReason.NO_DATASETS: ("未关联知识库", "no knowledge base configured"),
+    StopReason.ASSESSMENT_ERROR: ("资料核验未完成", "evidence check failed"),
+    StopReason.SINGLE_SEARCH: ("单次检索", "single search"),
+}
+
+
+def stop_reason_label(reason: StopReason, lang: str) -> str:
+    """The Chinese or English label of a stop reason."""
+    zh, en = STOP_REASON_LABELS[reason]
+    return zh if lang == "zh" else en
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRequest:
+    """What the answer role receives: the question, history for understanding, and this turn's evidence."""
+
+    question: str
+    evidence: tuple[Hit, ...]
+    history: tuple[Message, ...] = ()
+    sufficient: bool = True
+    stop_reason: str = ""
+    missing: str = ""
+    lang: str = "zh"

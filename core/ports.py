@@ -1,0 +1,219 @@
+"""Ports: the narrow async interfaces core needs from the outside world (typing.Protocol)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from core.models import (
+    AnswerRequest,
+    Assessment,
+    Chunk,
+    Completion,
+    ContextSnapshot,
+    ConversationKey,
+    DocumentInfo,
+    Hit,
+    Message,
+    Record,
+    RecordStatus,
+    SearchRequest,
+    Turn,
+    Usage,
+)
+
+
+class Embedder(Protocol):
+    """Turns text into vectors. CPU-bound implementations run in worker threads."""
+
+    @property
+    def name(self) -> str:
+        """Model name recorded on every dataset built with it."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text. Raises KnowledgeBaseError or ModelUnavailable."""
+        ...
+
+    async def embed_query(self, text: str) -> list[float]: ...
+
+
+class KnowledgeBase(Protocol):
+    """Searchable datasets of paragraphs."""
+
+    async def search(self, request: SearchRequest) -> list[Hit]:
+        """Hits best first, at most request.limit, score >= request.threshold, disabled documents excluded.
+
+        No datasets -> [] without calling anything. Raises InvalidInput for a blank query or unknown mode.
+        """
+        ...
+
+
+class DocumentIndex(Protocol):
+    """The write side of the knowledge base, used by ingestion and `kb docs`."""
+
+    async def list_documents(self, dataset: str) -> list[DocumentInfo]: ...
+
+    async def replace_document(
+        self, dataset: str, document: DocumentInfo, chunks: Sequence[Chunk], *, embedding_model: str
+    ) -> None:
+        """Atomically (as seen by searches) replace a document's chunks with these."""
+        ...
+
+    async def delete_document(self, dataset: str, document_id: str) -> int:
+        """Delete a document and its chunks; returns the number of chunks removed."""
+        ...
+
+    async def set_enabled(self, dataset: str, document_id: str, enabled: bool) -> None: ...
+
+
+class ChatModel(Protocol):
+    """A raw OpenAI-compatible chat model."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Completion:
+        """One non-streaming completion. Raises ModelUnavailable / ModelTruncated / ModelOutputInvalid."""
+        ...
+
+    def stream(
+        self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.2
+    ) -> AsyncIterator[str | Completion]:
+        """Yields text deltas, then one final Completion (full text, finish_reason, usage)."""
+        ...
+
+
+class Engine(Protocol):
+    """The model roles the pipeline needs. Implemented over a ChatModel, or extractively with no model."""
+
+    @property
+    def name(self) -> str:
+        """Which engine answered (recorded on every record)."""
+        ...
+
+    async def rewrite(self, history: Sequence[Turn], question: str) -> tuple[str, Usage]:
+        """A standalone question resolving pronouns and omitted subjects. Never answers."""
+        ...
+
+    async def assess(
+        self, question: str, evidence: Sequence[Hit], searched: Sequence[str]
+    ) -> tuple[Assessment, Usage]:
+        """Whether the evidence covers every part of the question; raises ModelOutputInvalid if unparsable."""
+        ...
+
+    async def summarise(self, previous: str, turns: Sequence[Turn], *, max_tokens: int) -> tuple[str, Usage]:
+        """Merge turns into the previous summary. Raises on empty or truncated output."""
+        ...
+
+    async def vote_multihop(self, question: str) -> tuple[bool, Usage]:
+        """Yes/no: does the question need more than one retrieval hop."""
+        ...
+
+    def answer(self, request: AnswerRequest) -> AsyncIterator[str | Completion]:
+        """Stream the grounded answer: text deltas, then one final Completion."""
+        ...
+
+
+class Reranker(Protocol):
+    """Reorders accumulated candidates against the full question (runs once per question)."""
+
+    async def rerank(self, question: str, hits: Sequence[Hit]) -> list[Hit]: ...
+
+
+class ComplexityClassifier(Protocol):
+    """The optional multi-hop classifier service."""
+
+    async def predict(self, question: str, features: dict[str, float]) -> float:
+        """Probability that the question is multi-hop. Raises ModelUnavailable when the service fails."""
+        ...
+
+
+class ConversationStore(Protocol):
+    """Conversations, their records and their rolling context summary."""
+
+    async def ensure_conversation(self, key: ConversationKey) -> str:
+        """Create the conversation if needed; returns its id."""
+        ...
+
+    async def add_question(
+        self,
+        conversation_id: str,
+        question: str,
+        *,
+        event_key: str | None = None,
+        reply_ref: str | None = None,
+    ) -> tuple[Record, bool]:
+        """Store a pending record. With an event_key already used, returns (existing, False)."""
+        ...
+
+    async def get_record(self, record_id: int) -> Record | None: ...
+
+    async def recent_turns(
+        self, conversation_id: str, *, before_id: int, after_id: int, limit: int
+    ) -> list[Turn]:
+        """The latest `limit` answered turns with after_id < id < before_id, oldest first (bounded query)."""
+        ...
+
+    async def turns_after(
+        self, conversation_id: str, *, after_id: int, before_id: int, limit: int = 20
+    ) -> list[Turn]:
+        """Answered turns with after_id < id < before_id, oldest first, at most limit (a page)."""
+        ...
+
+    async def complete_record(
+        self, record_id: int, *, answer: str, rewritten: str | None, details: dict[str, Any]
+    ) -> Record:
+        """Mark answered with everything at once (answer, rewritten question, details)."""
+        ...
+
+    async def fail_record(
+        self, record_id: int, *, status: RecordStatus, reason: str, details: dict[str, Any] | None = None
+    ) -> Record:
+        """Mark failed or interrupted with the reason; never touches an answered record."""
+        ...
+
+    async def reset_record(self, record_id: int) -> Record:
+        """Ask again (re_chat): the record goes back to pending, its old answer kept in details."""
+        ...
+
+    async def set_reply_ref(self, record_id: int, reply_ref: str) -> None: ...
+
+    async def update_details(self, record_id: int, patch: dict[str, Any]) -> None:
+        """Merge keys into a record's details (e.g. feedback)."""
+        ...
+
+    async def list_records(self, conversation_id: str, *, limit: int = 100) -> list[Record]: ...
+
+    async def pending_records(self) -> list[Record]:
+        """Records left pending (e.g. by a crash)."""
+        ...
+
+    async def read_context(self, conversation_id: str) -> ContextSnapshot: ...
+
+    async def save_context(
+        self, conversation_id: str, *, expected_revision: int, snapshot: ContextSnapshot
+    ) -> bool:
+        """Write the snapshot only if the stored revision still equals expected_revision (one statement)."""
+        ...
+
+
+class ConversationLock(Protocol):
+    """One generation or compaction at a time per conversation, first come first served."""
+
+    def hold(self, conversation_id: str) -> AbstractAsyncContextManager[None]: ...
+
+    def waiting(self, conversation_id: str) -> int:
+        """How many holders and waiters the conversation has right now (0 = free)."""
+        ...

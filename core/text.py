@@ -1,0 +1,80 @@
+"""Text helpers: language detection, normalisation, jieba tokenisation and salient terms."""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+_PUNCT_OR_SPACE = re.compile(r"[\s\W_]+", re.UNICODE)
+
+STOP_WORDS_ZH = frozenset(
+    (
+        "的 了 和 与 及 或 是 在 有 为 对 把 被 将 从 以 而 及其 就 都 也 还 又 并 并且 以及 分别 请 吗 呢 吧 啊 么 "
+        "什么 怎么 如何 怎样 哪些 哪个 多少 几 是否 能否 可以 应当 应该 需要 一下 说明 介绍 告诉 我 你 他 她 它 "
+        "我们 你们 他们 它们 这 那 这个 那个 这些 那些 其 该 上述 之 个 中 上 下 时 后 前 等 等等 关于 具体 一般"
+    ).split()
+)
+STOP_WORDS_EN = frozenset(
+    (
+        "a an the and or of to in on at for with by from is are was were be been being do does did how what "
+        "which who whom whose when where why can could should would will shall may might must it its they them "
+        "their this that these those there here as about into than then so if not no yes please tell me my our "
+        "we you your i much many each both also and/or vs"
+    ).split()
+)
+
+
+def detect_language(text: str) -> str:
+    """'zh' when the text has a meaningful share of CJK characters, otherwise 'en'."""
+    if not text:
+        return "en"
+    cjk = len(_CJK.findall(text))
+    latin = sum(len(w) for w in _LATIN_WORD.findall(text)) / 4  # ~4 latin letters carry a CJK char's weight
+    return "zh" if cjk and cjk >= latin * 0.5 else "en"
+
+
+def normalize_query(text: str) -> str:
+    """Lowercase and drop whitespace and punctuation: the identity used to never run a query twice."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return _PUNCT_OR_SPACE.sub("", folded)
+
+
+def compact_length(text: str) -> int:
+    """Characters without whitespace (the query-length tier measure)."""
+    return len(re.sub(r"\s+", "", text))
+
+
+@functools.cache
+def _jieba() -> object:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased search tokens: jieba words for Chinese, words for Latin text; punctuation dropped.
+
+    CPU-bound: call it from a worker thread when on the event loop.
+    """
+    jieba = _jieba()
+    words = jieba.lcut_for_search(unicodedata.normalize("NFKC", text).lower())  # type: ignore[attr-defined]
+    return [w for w in (w.strip() for w in words) if w and not _PUNCT_OR_SPACE.fullmatch(w)]
+
+
+def salient_terms(text: str) -> list[str]:
+    """Content words of text (stop words and single Latin letters removed), in order, deduplicated."""
+    seen: dict[str, None] = {}
+    for token in tokenize(text):
+        if token in STOP_WORDS_ZH or token in STOP_WORDS_EN:
+            continue
+        if len(token) == 1 and not _CJK.match(token) and not token.isdigit():
+            continue
+        seen.setdefault(token, None)
+    return list(seen)

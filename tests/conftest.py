@@ -1,0 +1,23 @@
+"""Shared fixtures: an isolated KB_HOME and environment per test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_ENV_PREFIXES = ("KB_", "OPENAI_", "SLACK_")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test starts with no KB_/OPENAI_/SLACK_ variables and its own KB_HOME."""
+    for name in list(os.environ):
+        if name.startswith(_ENV_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "kb_home"
+    home.mkdir()
+    monkeypatch.setenv("KB_HOME", str(home))
+    yield home
