@@ -225,3 +225,40 @@ class AnswerRequest:
     stop_reason: str = ""
     missing: str = ""
     lang: str = "zh"
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One question arriving for a conversation, from any front end."""
+
+    conversation: ConversationKey
+    text: str
+    datasets: tuple[str, ...] = ()
+    event_key: str | None = None
+    reply_ref: str | None = None
+    retrieval_mode: RetrievalMode | None = None
+    search_mode: SearchMode | None = None
+    re_chat_record_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalOutcome:
+    """What retrieval found for one question, and how (the trace is JSON-ready)."""
+
+    hits: tuple[Hit, ...]
+    sufficient: bool
+    stop_reason: StopReason
+    missing: str = ""
+    trace: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = Usage()
+    model_calls: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedContext:
+    """History prepared for one question: messages for the model plus turns and metadata."""
+
+    messages: tuple[Message, ...] = ()
+    turns: tuple[Turn, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = Usage()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
+from core.events import Progress
 from core.models import (
     AnswerRequest,
     Assessment,
@@ -15,9 +16,13 @@ from core.models import (
     ConversationKey,
     DocumentInfo,
     Hit,
+    LoadedContext,
     Message,
     Record,
     RecordStatus,
+    RetrievalMode,
+    RetrievalOutcome,
+    SearchMode,
     SearchRequest,
     Turn,
     Usage,
@@ -216,4 +221,33 @@ class ConversationLock(Protocol):
 
     def waiting(self, conversation_id: str) -> int:
         """How many holders and waiters the conversation has right now (0 = free)."""
+        ...
+
+
+Emit = Callable[[Progress], Awaitable[None]]
+
+
+class Retriever(Protocol):
+    """Finds the evidence for one (rewritten) question: a single search, or the multi-hop loop."""
+
+    async def retrieve(
+        self,
+        question: str,
+        *,
+        datasets: Sequence[str],
+        search_mode: SearchMode,
+        retrieval_mode: RetrievalMode,
+        emit: Emit,
+    ) -> RetrievalOutcome:
+        """Emits Retrieving/Assessed progress; never raises for an empty result (returns no hits)."""
+        ...
+
+
+class ContextLoader(Protocol):
+    """Prepares a conversation's history for one question (bounded turns, or summary + recent turns)."""
+
+    async def load(
+        self, conversation_id: str, *, before_id: int, on_compacting: Callable[[], Awaitable[None]]
+    ) -> LoadedContext:
+        """History strictly before before_id. Calls on_compacting once, only if a summary call happens."""
         ...
