@@ -262,3 +262,15 @@ class LoadedContext:
     turns: tuple[Turn, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
     usage: Usage = Usage()
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionReport:
+    """Outcome of a manual compaction request."""
+
+    compacted: bool
+    compacted_rounds: int
+    revision: int
+    through_record_id: int
+    reason: str  # "token_budget_exceeded" | "under_budget" | "no_history" | "failed: ..."
+    summary_calls: int = 0
