@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.model_fixtures"]
+
 _ENV_PREFIXES = ("KB_", "OPENAI_", "SLACK_")
 
 
