@@ -1,0 +1,174 @@
+"""Chroma plumbing shared by the knowledge base: the client, opened datasets, worker threads, locks.
+
+Every Chroma, jieba and bm25s call goes through ``ChromaStore._run`` (asyncio.to_thread), which maps
+vendor failures to core.errors.KnowledgeBaseError. Embedded Chroma holds the GIL for a whole upsert,
+so writes are split into ``write_batch`` records per call (see adapters.chroma_dataset.WRITE_BATCH).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing as mp
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, TypeVar
+
+from adapters import chroma_dataset as cd
+from adapters.chroma_catalog import collection_name
+from adapters.keyword_index import tokenise_texts
+from core.errors import InvalidInput, KbError, KnowledgeBaseError
+from core.ports import Embedder
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+PROCESS_TOKENISE_MIN = 256  # below this, starting/feeding the worker process costs more than it saves
+EmbedderFor = Callable[[str], Embedder]
+DEFAULT_FUSION = "relative_score"
+
+
+def _chroma_failed(exc: Exception) -> KnowledgeBaseError:
+    return KnowledgeBaseError(
+        "知识库存储出错,请稍后再试。", "The knowledge-base store failed.", detail=repr(exc)
+    )
+
+
+class ChromaStore:
+    """Opened datasets over one Chroma client, with the worker-thread and locking plumbing."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        embedders: EmbedderFor,
+        keyword_home: Path | None,
+        fusion: str = DEFAULT_FUSION,
+        catalog_ttl: float | None = None,
+        write_batch: int = cd.WRITE_BATCH,
+        tokenise_in_process: bool = True,
+    ) -> None:
+        """client: a chromadb PersistentClient or HttpClient; embedders: model name -> Embedder.
+
+        keyword_home holds one keyword-index folder per dataset (None: in memory only). catalog_ttl:
+        re-read catalogs older than this many seconds before a search (server mode, where other
+        processes write); None trusts the in-process cache, refreshed on every write. write_batch:
+        records per upsert call (embedded Chroma holds the GIL for a whole call, see chroma_dataset).
+        tokenise_in_process: tokenise batches of PROCESS_TOKENISE_MIN+ chunks in one worker process.
+        """
+        self._client = client
+        self._embedders = embedders
+        self._keyword_home = keyword_home
+        self._fusion = fusion
+        self._catalog_ttl = catalog_ttl
+        self._write_batch = max(1, write_batch)
+        self._datasets: dict[str, cd.DatasetHandle] = {}
+        self._open_lock = asyncio.Lock()
+        self._keyword_locks: dict[str, asyncio.Lock] = {}
+        self._tokenise_in_process = tokenise_in_process
+        self._tokeniser: ProcessPoolExecutor | None = None
+
+    # ---------- plumbing ----------
+
+    async def _run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a blocking call in a worker thread, mapping vendor failures to KnowledgeBaseError."""
+        try:
+            return await asyncio.to_thread(function, *args, **kwargs)
+        except KbError:
+            raise
+        except Exception as exc:
+            raise _chroma_failed(exc) from exc
+
+    def _keyword_dir(self, dataset: str) -> Path | None:
+        return None if self._keyword_home is None else self._keyword_home / collection_name(dataset)
+
+    async def _open(self, dataset: str) -> cd.DatasetHandle | None:
+        handle = self._datasets.get(dataset)
+        if handle is not None:
+            return handle
+        async with self._open_lock:
+            handle = self._datasets.get(dataset)
+            if handle is None:
+                handle = await self._run(cd.open_dataset, self._client, dataset, self._keyword_dir(dataset))
+                if handle is not None:
+                    self._datasets[dataset] = handle
+        return handle
+
+    async def _create(self, dataset: str, model: str, dimension: int) -> cd.DatasetHandle:
+        async with self._open_lock:
+            handle = await self._run(
+                cd.create_dataset,
+                self._client,
+                dataset,
+                model=model,
+                dimension=dimension,
+                keyword_dir=self._keyword_dir(dataset),
+            )
+            self._datasets[dataset] = handle
+        self._check_model(handle, model)
+        return handle
+
+    @staticmethod
+    def _check_model(handle: cd.DatasetHandle, model: str) -> None:
+        if handle.model != model:
+            raise InvalidInput(
+                f"知识库「{handle.name}」使用向量模型 {handle.model} 建立,不能用 {model} 写入。",
+                f"Dataset '{handle.name}' was built with the embedding model {handle.model}; "
+                f"it cannot be written with {model}.",
+            )
+
+    async def _fresh(self, handle: cd.DatasetHandle) -> cd.DatasetHandle:
+        ttl = self._catalog_ttl
+        if ttl is not None and time.monotonic() - handle.catalog.loaded_at > ttl:
+            await self._run(handle.catalog.refresh)
+        return handle
+
+    def _keyword_lock(self, handle: cd.DatasetHandle) -> asyncio.Lock:
+        """Serialises a dataset's keyword searches with catalog flips, so BM25 and catalog agree."""
+        return self._keyword_locks.setdefault(handle.name, asyncio.Lock())
+
+    # ---------- datasets ----------
+
+    async def list_datasets(self) -> list[str]:
+        """Names of the datasets in the store."""
+        return await self._run(cd.list_dataset_names, self._client)
+
+    async def dataset_model(self, dataset: str) -> str | None:
+        """The embedding model a dataset was built with; None when it does not exist."""
+        handle = await self._open(dataset)
+        return None if handle is None else handle.model
+
+    async def _tokenise(self, texts: list[str]) -> list[str]:
+        """Keyword tokens of texts: in the worker process for large batches, else in a thread."""
+        if self._tokenise_in_process and len(texts) >= PROCESS_TOKENISE_MIN:
+            if self._tokeniser is None:
+                self._tokeniser = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+            try:
+                return await asyncio.get_running_loop().run_in_executor(
+                    self._tokeniser, tokenise_texts, texts
+                )
+            except (BrokenProcessPool, OSError) as exc:
+                log.warning("keyword tokeniser process failed (%s); tokenising in a thread", exc)
+                self._tokenise_in_process = False
+        return await self._run(tokenise_texts, texts)
+
+    # ---------- lifecycle ----------
+
+    async def flush(self) -> None:
+        """Rebuild changed keyword indexes and save them (call after an ingest batch; close() does)."""
+        for handle in list(self._datasets.values()):
+            if handle.keywords.dirty or handle.keywords_synced:
+                async with self._keyword_lock(handle):
+                    await self._run(cd.ensure_keywords, handle, searchable=True)
+                    await self._run(handle.keywords.save)
+
+    async def close(self) -> None:
+        """Flush keyword indexes and stop the tokeniser process. The Chroma client needs no closing."""
+        try:
+            await self.flush()
+        finally:
+            if self._tokeniser is not None:
+                pool, self._tokeniser = self._tokeniser, None
+                await asyncio.to_thread(pool.shutdown)

@@ -1,0 +1,111 @@
+"""`kb docs list|disable|enable|delete`: manage the documents of a dataset."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from adapters.knowledge_factory import open_knowledge_base
+from bot.cli.search import fit, print_error
+from bot.settings import Settings
+from core.errors import InvalidInput, KbError, NotFound
+from core.models import DocumentInfo
+
+_MIN_PREFIX = 6
+
+
+def register(commands: Any) -> None:
+    """Add `kb docs` and its actions."""
+    docs = commands.add_parser("docs", help="list, disable, enable or delete documents of a dataset")
+    actions = docs.add_subparsers(dest="docs_action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="the documents of a dataset")
+    listing.add_argument("--dataset", required=True)
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=run_docs)
+    for name, text in (
+        ("disable", "hide a document from every search"),
+        ("enable", "show a disabled document again"),
+        ("delete", "delete a document and its chunks"),
+    ):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("document", metavar="DOC", help="document name or id (or an id prefix)")
+        action.add_argument("--dataset", required=True)
+        action.set_defaults(handler=run_docs)
+
+
+def resolve_document(documents: Sequence[DocumentInfo], wanted: str) -> DocumentInfo:
+    """The document named or identified by wanted: exact id, exact name, then a unique id prefix."""
+    key = wanted.strip()
+    for doc in documents:
+        if doc.document_id == key:
+            return doc
+    named = [doc for doc in documents if doc.name == key]
+    if len(named) == 1:
+        return named[0]
+    if len(named) > 1:
+        ids = ", ".join(doc.document_id for doc in named)
+        raise InvalidInput(
+            f"有多个文档名为「{key}」,请用 id:{ids}", f"Several documents are named '{key}'; use an id: {ids}"
+        )
+    prefixed = [doc for doc in documents if len(key) >= _MIN_PREFIX and doc.document_id.startswith(key)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    raise NotFound(f"找不到文档「{key}」。", f"No document '{key}' in this dataset.")
+
+
+def format_documents(documents: Sequence[DocumentInfo]) -> str:
+    """One line per document: id, state, chunks, updated, name, source."""
+    lines = [f"{'id':<24}  {'state':<8} {'chunks':>6}  {'updated':<16}  {fit('name', 32)} source"]
+    for doc in documents:
+        updated = (
+            dt.datetime.fromtimestamp(doc.updated_at).strftime("%Y-%m-%d %H:%M") if doc.updated_at else "-"
+        )
+        state = "enabled" if doc.enabled else "DISABLED"
+        lines.append(
+            f"{doc.document_id:<24}  {state:<8} {doc.chunk_count:>6}  {updated:<16}  {fit(doc.name, 32)} {doc.source}"
+        )
+    return "\n".join(lines)
+
+
+def _document_json(doc: DocumentInfo) -> dict[str, Any]:
+    return {
+        "id": doc.document_id,
+        "name": doc.name,
+        "source": doc.source,
+        "enabled": doc.enabled,
+        "chunks": doc.chunk_count,
+        "hash": doc.content_hash,
+        "updated": doc.updated_at,
+    }
+
+
+async def run_docs(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one docs action; 2 on an unknown dataset or document."""
+    dataset = args.dataset.strip()
+    try:
+        async with open_knowledge_base(settings) as kb:
+            if await kb.dataset_model(dataset) is None:
+                raise NotFound(f"知识库不存在:{dataset}", f"No such dataset: {dataset}")
+            documents = await kb.list_documents(dataset)
+            if args.docs_action == "list":
+                if args.json:
+                    print(json.dumps([_document_json(d) for d in documents], ensure_ascii=False, indent=2))
+                else:
+                    print(format_documents(documents))
+                    print(f"{len(documents)} documents, {sum(d.chunk_count for d in documents)} chunks")
+                return 0
+            doc = resolve_document(documents, args.document)
+            if args.docs_action == "delete":
+                removed = await kb.delete_document(dataset, doc.document_id)
+                print(f"deleted {doc.name} ({doc.document_id}): {removed} chunks removed")
+            else:
+                enabled = args.docs_action == "enable"
+                await kb.set_enabled(dataset, doc.document_id, enabled)
+                print(f"{'enabled' if enabled else 'disabled'} {doc.name} ({doc.document_id})")
+    except KbError as error:
+        print_error(error)
+        return 2
+    return 0

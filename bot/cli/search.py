@@ -1,0 +1,152 @@
+"""`kb search`: the hit test (seed 003) — a readable table of hits, or JSON for scripts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from adapters.knowledge_factory import open_knowledge_base
+from bot.settings import Settings
+from core.errors import KbError, NotFound
+from core.models import SEARCH_MODES, Hit, SearchMode, SearchRequest
+from core.search import SearchTiers, build_search_request, parse_mode, tier_for
+from core.text import detect_language
+
+
+def register(commands: Any) -> None:
+    """Add `kb search`."""
+    search = commands.add_parser("search", help="search datasets (embedding, keywords or blend)")
+    search.add_argument("query")
+    search.add_argument("--dataset", action="append", default=[], help="dataset to search (repeatable)")
+    search.add_argument("--mode", help=f"one of {', '.join(SEARCH_MODES)} (default: KB_SEARCH_MODE)")
+    search.add_argument("--threshold", type=float, help="minimum score (default: by query length)")
+    search.add_argument("--top", type=int, help="number of hits, 1..50 (default: by query length)")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(handler=run_search)
+
+
+def tiers_from(settings: Settings) -> SearchTiers:
+    """The query-length tiers configured in settings (seed 004)."""
+    return SearchTiers(
+        short_length=settings.kb_short_query_length,
+        topk_short=settings.kb_topk_short,
+        topk_medium=settings.kb_topk_medium,
+        topk_long=settings.kb_topk_long,
+        min_score_short=settings.kb_min_score_short,
+        min_score_default=settings.kb_min_score_default,
+    )
+
+
+def search_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
+    """The validated request: --top/--threshold when given, else the query-length tier's values."""
+    default_mode: SearchMode = parse_mode(settings.kb_search_mode)
+    request = build_search_request(args.query, args.dataset, mode=args.mode, default_mode=default_mode)
+    tier_limit, tier_threshold = tier_for(request.query, tiers_from(settings))
+    return build_search_request(
+        request.query,
+        request.datasets,
+        mode=request.mode,
+        limit=args.top if args.top is not None else tier_limit,
+        threshold=args.threshold if args.threshold is not None else tier_threshold,
+    )
+
+
+def print_error(error: KbError, lang: str | None = None) -> None:
+    """Print a user-facing error on stderr (one language when known, else both)."""
+    text = error.message(lang) if lang else f"{error.zh}\n{error.en}"
+    print(f"error: {text}", file=sys.stderr)
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def fit(text: str, width: int) -> str:
+    """text on one line, cut with … and padded to exactly `width` display columns (CJK count 2)."""
+    flat = " ".join(text.split())
+    if _width(flat) > width:
+        out, used = [], 0
+        for ch in flat:
+            w = _width(ch)
+            if used + w > width - 1:
+                break
+            out.append(ch)
+            used += w
+        flat = "".join(out) + "…"
+    return flat + " " * (width - _width(flat))
+
+
+def format_table(hits: Sequence[Hit]) -> str:
+    """Rank, score, document, heading and snippet, one hit per line."""
+    header = f"{'#':>3}  {'score':<6} {fit('document', 24)} {fit('heading', 30)} snippet"
+    lines = [header]
+    for rank, hit in enumerate(hits, start=1):
+        heading = hit.heading.split(" > ", 1)[-1] if " > " in hit.heading else hit.heading
+        lines.append(
+            f"{rank:>3}  {hit.score:<6.3f} {fit(hit.document_name, 24)} {fit(heading, 30)} "
+            f"{fit(hit.content, 60).rstrip()}"
+        )
+    return "\n".join(lines)
+
+
+def hits_json(request: SearchRequest, hits: Sequence[Hit]) -> str:
+    """The request and its hits as JSON."""
+    return json.dumps(
+        {
+            "query": request.query,
+            "mode": request.mode,
+            "datasets": list(request.datasets),
+            "limit": request.limit,
+            "threshold": request.threshold,
+            "hits": [
+                {
+                    "rank": rank,
+                    "id": hit.id,
+                    "score": round(hit.score, 6),
+                    "dataset": hit.dataset,
+                    "document_id": hit.document_id,
+                    "document": hit.document_name,
+                    "heading": hit.heading,
+                    "source": hit.source,
+                    "position": hit.position,
+                    "content": hit.content,
+                }
+                for rank, hit in enumerate(hits, start=1)
+            ],
+        },
+        ensure_ascii=False,
+        indent=2,
+    )
+
+
+async def run_search(args: argparse.Namespace, settings: Settings) -> int:
+    """Search and print; 2 on bad input or an unknown dataset."""
+    lang = detect_language(args.query or "")
+    try:
+        request = search_request(args, settings)
+        if not request.datasets:
+            raise NotFound("请用 --dataset 指定知识库。", "Name a dataset with --dataset.")
+        async with open_knowledge_base(settings) as kb:
+            known = set(await kb.list_datasets())
+            unknown = [name for name in request.datasets if name not in known]
+            if unknown:
+                available = ", ".join(sorted(known)) or "-"
+                raise NotFound(
+                    f"知识库不存在:{', '.join(unknown)}(现有:{available})",
+                    f"No such dataset: {', '.join(unknown)} (available: {available})",
+                )
+            hits = await kb.search(request)
+    except KbError as error:
+        print_error(error, lang)
+        return 2
+    if args.json:
+        print(hits_json(request, hits))
+    elif hits:
+        print(format_table(hits))
+    else:
+        print(f"no hits (mode {request.mode}, threshold {request.threshold:.2f})")
+    return 0

@@ -1,0 +1,92 @@
+"""Server mode: the knowledge base over a real `chroma run` subprocess through HttpClient."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters.chroma_kb import ChromaKnowledgeBase
+from adapters.knowledge_factory import make_chroma_client
+from core.models import SearchRequest
+from tests.kb.kb_support import CountingEmbedder, chunks, doc
+
+MODEL = "fake-bag"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def chroma_url(tmp_path: Path) -> Iterator[str]:
+    """A `chroma run` server on a free port over a temporary folder, stopped after the test."""
+    executable = Path(sys.executable).parent / "chroma"
+    command = str(executable) if executable.exists() else shutil.which("chroma")
+    if command is None:
+        pytest.fail("the chroma CLI (shipped in the chromadb wheel) is not installed")
+    port = _free_port()
+    log = (tmp_path / "chroma-server.log").open("wb")
+    server = subprocess.Popen(
+        [command, "run", "--path", str(tmp_path / "server-data"), "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                make_chroma_client(chroma_path=tmp_path, chroma_url=url).heartbeat()
+                break
+            except Exception:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def _kb(url: str, home: Path, embedder: CountingEmbedder, ttl: float | None = 0.0) -> ChromaKnowledgeBase:
+    client = make_chroma_client(chroma_path=home, chroma_url=url)
+    return ChromaKnowledgeBase(
+        client, embedders=lambda model: embedder, keyword_home=home / "keywords", catalog_ttl=ttl
+    )
+
+
+async def test_server_mode_searches_every_mode_and_shares_state_between_clients(
+    chroma_url: str, tmp_path: Path
+) -> None:
+    """Through `chroma run`, writes from one client are searchable (and disabling is seen) from another."""
+    embedder = CountingEmbedder(MODEL, 32)
+    writer = _kb(chroma_url, tmp_path / "machine-a", embedder)
+    await writer.replace_document(
+        "法规", doc("法规", "d1"), chunks("行政复议申请期限为六十日", "劳动合同试用期"), embedding_model=MODEL
+    )
+    await writer.replace_document(
+        "法规", doc("法规", "d2"), chunks("行政诉讼起诉期限为十五日"), embedding_model=MODEL
+    )
+    await writer.close()
+
+    reader = _kb(chroma_url, tmp_path / "machine-b", embedder)  # no keyword index on this machine yet
+    for mode in ("embedding", "keywords", "blend"):
+        hits = await reader.search(SearchRequest("行政复议申请期限", ("法规",), mode=mode, limit=3))
+        assert hits and hits[0].content == "行政复议申请期限为六十日", mode
+    await writer.set_enabled("法规", "d1", False)
+    hits = await reader.search(SearchRequest("行政复议申请期限", ("法规",), mode="blend", limit=5))
+    assert [h.document_id for h in hits] == ["d2"]
+    assert [d.document_id for d in await reader.list_documents("法规")] == ["d1", "d2"]
