@@ -8,6 +8,7 @@ KbError
  │    ├── ModelTruncated    finish_reason=length: the truncated text is never used
  │    └── ModelOutputInvalid  empty output, JSON that does not match the contract
  ├── KnowledgeBaseError     the vector store or keyword index failed
+ ├── StoreUnavailable       the conversation database cannot be reached
  ├── NotFound
  ├── NotAllowed
  └── ContextConflict        an optimistic write lost to a concurrent one
@@ -86,6 +87,17 @@ class ModelOutputInvalid(ModelError):
 
 class KnowledgeBaseError(KbError):
     code = "knowledge_base_error"
+
+
+class StoreUnavailable(KbError):
+    code = "store_unavailable"
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(
+            "会话存储暂时不可用,请稍后再试。",
+            "The conversation store is unavailable right now; please try again later.",
+            detail=detail or None,
+        )
 
 
 class NotFound(KbError):

@@ -1,0 +1,1 @@
+"""SQL plumbing behind the conversation store: dialects, database connections, errors and migrations."""
