@@ -1,0 +1,178 @@
+"""Follow-up rewrite without a model: attach the previous turn's subject to an elliptical question.
+
+A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/其/其中/该/上述/此/这,
+it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what about X?", or has no content word
+of its own ("为什么?", "具体怎么算?"). The subject is the latest turn's noun phrases (jieba POS), taken
+from that turn's own rewrite, so a chain of follow-ups keeps its topic. Self-contained questions are
+returned unchanged. CPU-bound (jieba): call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from adapters.extractive.parts import has_content
+from adapters.extractive.terms import (
+    Token,
+    fold,
+    is_content,
+    is_nounish,
+    is_stop,
+    noun_phrases,
+    pos_tokens,
+    terms,
+)
+from core.models import Turn
+from core.text import detect_language
+
+MAX_DEPTH = 3
+MAX_SUBJECT_PHRASES = 3
+
+PRONOUNS_ZH = frozenset(
+    "它 它们 其 其中 该 此 上述 这 这个 那个 这些 那些 这种 那种 这项 那项 该项 此项 前者 后者".split()
+)
+_POSSESSIVE_ZH = frozenset({"其"})
+_NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
+_PRONOUN_EN = re.compile(r"\b(it|they|them|its|their|this|that|these|those)\b", re.IGNORECASE)
+_WHAT_ABOUT_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$", re.IGNORECASE)
+_WHAT_ABOUT_ZH = re.compile(r"^\s*(?:那么|那|还有)?\s*(.+?)\s*呢\s*[？?。]*\s*$")
+_SPACES = re.compile(r"\s{2,}")
+
+
+def rewrite_question(history: Sequence[Turn], question: str) -> str:
+    """The question made standalone using the latest turn's subject; unchanged when self-contained."""
+    return _rewrite(list(history)[-MAX_DEPTH:], question)
+
+
+def _rewrite(history: list[Turn], question: str) -> str:
+    if not history or not question.strip():
+        return question
+    previous = _rewrite(history[:-1], history[-1].question)
+    subject = subject_of(previous)
+    if not subject:
+        return question
+    english = detect_language(question) == "en"
+    rewritten = (
+        _replace_pronouns_en(question, subject) if english else _replace_pronouns_zh(question, subject)
+    )
+    if rewritten is None:
+        rewritten = _what_about(question, previous, english=english)
+    if rewritten is None and not has_content(question):
+        rewritten = f"{question.strip()} ({subject})" if english else f"{subject} {question.strip()}"
+    return _SPACES.sub(" ", rewritten).strip() if rewritten else question
+
+
+def subject_of(question: str) -> str:
+    """The salient subject of a question: its first noun phrases (Chinese) or content span (English)."""
+    if detect_language(question) == "en":
+        return _content_span_en(question)
+    phrases = noun_phrases(question) or terms(question)
+    return " ".join(phrases[:MAX_SUBJECT_PHRASES])
+
+
+def _content_span_en(question: str) -> str:
+    """The stretch of the question from its first to its last content word ("basic data types in Java")."""
+    words = list(re.finditer(r"[A-Za-z0-9][\w'+#.-]*", question))
+    content = [
+        m for m in words if is_content(Token(m.group(0), "eng")) and not _PRONOUN_EN.fullmatch(m.group(0))
+    ]
+    if not content:
+        return ""
+    return question[content[0].start() : content[-1].end()].strip(" ?.!,;:")
+
+
+def _replace_pronouns_zh(question: str, subject: str) -> str | None:
+    tokens = pos_tokens(question)
+    words = [t.word for t in tokens]
+    out: list[str] = []
+    replaced = False
+    skip_until = -1
+    for i, word in enumerate(words):
+        if i <= skip_until:
+            continue
+        following = _next_word(tokens, i)
+        noun_follows = following is not None and _is_noun_token(tokens[following])
+        if word not in PRONOUNS_ZH or (word in _NEEDS_NOUN_ZH and not noun_follows):
+            out.append(word)
+            continue
+        replaced = True
+        if word == "其中":
+            out.append(subject + "中")
+        elif following is not None and noun_follows:
+            noun = tokens[following].word
+            out.append(subject if noun in subject else f"{subject}的{noun}")
+            skip_until = following
+        elif word in _POSSESSIVE_ZH:
+            out.append(subject + "的")
+        else:
+            out.append(subject)
+    if not replaced:
+        return None
+    if out and out[0] in ("那", "那么") and len(out) > 1:
+        out = out[1:]  # "那它们…": a discourse "then", not a pronoun
+    return "".join(out)
+
+
+def _next_word(tokens: list[Token], index: int) -> int | None:
+    for j in range(index + 1, len(tokens)):
+        if tokens[j].word.strip():
+            return j
+    return None
+
+
+def _is_noun_token(token: Token) -> bool:
+    return is_content(token) and token.flag.startswith(("n", "eng", "vn", "j"))
+
+
+def _replace_pronouns_en(question: str, subject: str) -> str | None:
+    matches = [m for m in _PRONOUN_EN.finditer(question) if _refers_back(question, m)]
+    if not matches:
+        return None
+    out = question
+    for match in reversed(matches):
+        word = match.group(1).lower()
+        after = question[match.end() :]
+        noun = re.match(r"\s+([A-Za-z][\w-]*)", after)
+        if word in ("its", "their") and noun:
+            replacement = f"the {noun.group(1)} of {subject}"
+            out = out[: match.start()] + replacement + out[match.end() + noun.end() :]
+        elif word in ("this", "that", "these", "those") and noun and _looks_like_noun(noun.group(1)):
+            head = noun.group(1)
+            replacement = subject if fold(head) in fold(subject) else f"the {head} of {subject}"
+            out = out[: match.start()] + replacement + out[match.end() + noun.end() :]
+        else:
+            out = out[: match.start()] + subject + out[match.end() :]
+    return out
+
+
+def _refers_back(question: str, match: re.Match[str]) -> bool:
+    """'that' right after a content word is a relative pronoun ("the policy that applies"), not a reference."""
+    if match.group(1).lower() != "that":
+        return True
+    before = re.findall(r"[A-Za-z][\w'-]*", question[: match.start()])
+    return not before or is_stop(before[-1])
+
+
+def _looks_like_noun(word: str) -> bool:
+    return not is_stop(word) and not word.lower().endswith(("ed", "ing", "ly"))
+
+
+def _what_about(question: str, previous: str, *, english: bool) -> str | None:
+    """ "那病假呢?" after "年假有几天?" -> "病假有几天?" (the previous question with its subject replaced)."""
+    match = (_WHAT_ABOUT_EN if english else _WHAT_ABOUT_ZH).match(question)
+    if not match:
+        return None
+    topic = match.group(1).strip()
+    tokens = [t for t in pos_tokens(topic) if t.word.strip()]
+    bare_topic = len(tokens) <= 8 and all(is_nounish(t) or t.word == "的" for t in tokens)
+    if not bare_topic or not has_content(topic):
+        return None
+    phrases = noun_phrases(previous)
+    if english:
+        span = _content_span_en(previous)
+        if span and span in previous:
+            return previous.replace(span, topic, 1)
+    elif phrases and phrases[0] in previous:
+        return previous.replace(phrases[0], topic, 1)
+    return f"{topic} {previous}"

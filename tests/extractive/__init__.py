@@ -1,0 +1,1 @@
+"""Tests of the extractive engine (every model role without a model) and the sample knowledge base."""

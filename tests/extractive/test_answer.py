@@ -1,0 +1,110 @@
+"""The extractive answer: quoted sentences per part, citations by evidence index, plain not-found, streamed."""
+
+from __future__ import annotations
+
+import re
+
+from adapters.extractive import ExtractiveEngine
+from adapters.extractive.answer import LABELS
+from core.models import AnswerRequest, Usage
+from tests.extractive.helpers import collect, hit
+
+EVIDENCE = (
+    hit(1, "食堂位于总部一楼。", "后勤.md"),
+    hit(
+        2,
+        "所有费用必须在费用发生之日起 30 天内提交报销单。超过 90 天的费用不再受理。",
+        "费用报销.md",
+        "报销截止期限",
+    ),
+    hit(
+        3,
+        "工龄满 1 年不满 5 年：每年 10 天年假。\n工龄满 5 年不满 10 年：每年 15 天年假。",
+        "年假制度.md",
+        "年假天数",
+    ),
+)
+
+
+async def test_each_part_quotes_its_evidence_with_the_evidence_index() -> None:
+    """Sentences for each part are quoted verbatim and cite [n], the 1-based index of their paragraph."""
+    request = AnswerRequest(question="年假有几天，以及报销的截止期限是多久？", evidence=EVIDENCE, lang="zh")
+    deltas, completions = await collect(ExtractiveEngine().answer(request))
+    text = completions[0].text
+    leave, expenses = text.split("【年假有几天】")[1].split("【报销的截止期限是多久】")
+    assert "- 工龄满 1 年不满 5 年：每年 10 天年假。 [3]" in leave
+    assert "- 工龄满 5 年不满 10 年：每年 15 天年假。 [3]" in leave
+    assert "- 所有费用必须在费用发生之日起 30 天内提交报销单。 [2]" in expenses
+    assert "[1]" not in text  # the canteen paragraph answers nothing
+    assert "".join(deltas) == text
+
+
+async def test_uncovered_part_says_not_found_and_invents_nothing() -> None:
+    """A part without evidence is reported as not found; only evidence sentences carry citations."""
+    request = AnswerRequest(
+        question="报销的截止期限是多久？另外公司 2026 年的团建预算是多少？", evidence=EVIDENCE, lang="zh"
+    )
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    text = completions[0].text
+    assert "资料中未找到关于「公司 2026 年的团建预算是多少」的信息。" in text
+    assert "2026" not in text.replace("公司 2026 年的团建预算是多少", "")  # only the question echoes it
+    quoted = [line for line in text.splitlines() if re.search(r"\[\d+\]$", line)]
+    sources = "".join(h.content for h in EVIDENCE)
+    assert quoted and all(line[2:].rsplit(" [", 1)[0] in sources for line in quoted)
+
+
+async def test_label_and_stream_shape() -> None:
+    """The answer starts with the extractive label, streams several deltas, then one final Completion."""
+    request = AnswerRequest(question="年假有几天？", evidence=EVIDENCE, lang="zh")
+    items = [item async for item in ExtractiveEngine().answer(request)]
+    deltas, final = items[:-1], items[-1]
+    assert len(deltas) > 1 and all(isinstance(d, str) for d in deltas)
+    assert not isinstance(final, str)
+    assert final.text.startswith(LABELS["zh"])
+    assert final.finish_reason == "stop"
+    assert final.usage == Usage()
+    assert final.text == "".join(d for d in deltas if isinstance(d, str))
+
+
+async def test_english_answer_and_not_found() -> None:
+    """request.lang='en' gives the English label, part headings and not-found sentence."""
+    evidence = (
+        hit(
+            1,
+            "Employees may work remotely for up to 2 days per week.\nCore hours are 10:00 to 16:00.",
+            "remote.md",
+        ),
+    )
+    request = AnswerRequest(
+        question="How many remote days per week are allowed, and what is the parking fee?",
+        evidence=evidence,
+        lang="en",
+    )
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    text = completions[0].text
+    assert text.startswith(LABELS["en"])
+    assert "- Employees may work remotely for up to 2 days per week. [1]" in text
+    assert 'The sources contain no information about "what is the parking fee".' in text
+    assert "Core hours" not in text
+
+
+async def test_no_evidence_answers_nothing_but_the_gap() -> None:
+    """With no evidence at all every part is reported as not found and nothing is cited."""
+    request = AnswerRequest(question="年假有几天？", evidence=(), lang="zh", sufficient=False)
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    assert completions[0].text == LABELS["zh"] + "\n\n资料中未找到关于「年假有几天」的信息。\n"
+
+
+async def test_the_best_row_of_a_table_is_quoted_with_its_headers() -> None:
+    """Markdown table rows are read with their column headers, and only the matching row is quoted."""
+    table = (
+        "| 城市等级 | 代表城市 | 住宿上限 |\n| --- | --- | --- |\n"
+        "| 一线城市 | 北京、上海 | 600 元 |\n| 二线城市 | 杭州、成都 | 450 元 |"
+    )
+    request = AnswerRequest(
+        question="杭州的住宿上限是多少？", evidence=(hit(1, table, "费用报销.md"),), lang="zh"
+    )
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    text = completions[0].text
+    assert "- 城市等级：二线城市；代表城市：杭州、成都；住宿上限：450 元。 [1]" in text
+    assert "600 元" not in text

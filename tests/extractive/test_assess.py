@@ -1,0 +1,122 @@
+"""The extractive assessor: part coverage, gap queries, bridge queries, and the {sufficient, missing, queries} contract."""
+
+from __future__ import annotations
+
+from adapters.extractive import ExtractiveEngine
+from core.models import Assessment, Usage
+from core.text import normalize_query
+from tests.extractive.helpers import hit
+
+LEAVE = hit(
+    1, "工龄满 1 年不满 5 年：每年 10 天年假。当年未休完的年假最多结转 5 天。", "年假制度.md", "年假天数"
+)
+EXPENSES = hit(
+    2, "所有费用必须在费用发生之日起 30 天内提交报销单，这是报销的截止期限。", "费用报销.md", "报销截止期限"
+)
+COMPOUND = "年假有几天，以及报销的截止期限是多久？"
+
+
+async def test_all_parts_covered_is_sufficient() -> None:
+    """When every part's terms occur in the evidence the verdict is sufficient, with no gap and no query."""
+    verdict, usage = await ExtractiveEngine().assess(COMPOUND, [LEAVE, EXPENSES], [COMPOUND])
+    assert verdict == Assessment(sufficient=True, missing="", queries=())
+    assert usage == Usage()
+
+
+async def test_missing_part_is_named_and_queried() -> None:
+    """A part absent from the evidence becomes the missing text and the next query."""
+    verdict, _ = await ExtractiveEngine().assess(COMPOUND, [LEAVE], [COMPOUND])
+    assert not verdict.sufficient
+    assert "报销的截止期限是多久" in verdict.missing
+    assert "年假" not in verdict.missing
+    assert verdict.queries == ("报销的截止期限是多久",)
+
+
+async def test_english_missing_text_is_english() -> None:
+    """An English question gets an English gap description."""
+    question = "How many remote days are allowed per week and what is the home office stipend?"
+    remote = hit(1, "Employees may work remotely for up to 2 days per week.", "remote.md")
+    verdict, _ = await ExtractiveEngine().assess(question, [remote], [question])
+    assert not verdict.sufficient
+    assert verdict.missing == 'no evidence yet for "what is the home office stipend"'
+    assert verdict.queries == ("what is the home office stipend",)
+
+
+async def test_empty_evidence_is_never_sufficient() -> None:
+    """No evidence is insufficient even for a question without content words, and every part is missing."""
+    engine = ExtractiveEngine()
+    verdict, _ = await engine.assess(COMPOUND, [], [])
+    assert not verdict.sufficient
+    assert verdict.queries == ("年假有几天", "报销的截止期限是多久")
+    bare, _ = await engine.assess("为什么？", [], [])
+    assert not bare.sufficient
+
+
+async def test_searched_queries_are_never_reissued() -> None:
+    """A query already searched (after normalisation) is replaced by a different one, or dropped."""
+    engine = ExtractiveEngine()
+    first, _ = await engine.assess(COMPOUND, [LEAVE], [COMPOUND, "报销的 截止期限是多久？"])
+    assert first.queries and all(
+        normalize_query(q) not in {normalize_query(COMPOUND), normalize_query("报销的截止期限是多久")}
+        for q in first.queries
+    )
+    exhausted_searched = [COMPOUND, "报销的截止期限是多久", "报销 截止 期限", *first.queries]
+    second, _ = await engine.assess(COMPOUND, [LEAVE], exhausted_searched)
+    assert not second.sufficient
+    assert second.queries == ()
+
+
+async def test_at_most_two_queries() -> None:
+    """Even with three uncovered parts only two next queries are proposed."""
+    question = "年假有几天，以及报销的截止期限是多久，以及密码多久更换一次？"
+    verdict, _ = await ExtractiveEngine().assess(question, [hit(1, "无关的内容：食堂在一楼。")], [question])
+    assert len(verdict.queries) == 2
+    assert "密码多久更换一次" in verdict.missing
+
+
+async def test_bridge_query_pairs_the_part_with_the_new_entity() -> None:
+    """Partly covered through a passage that names a new entity -> the next query pairs the part with it."""
+    question = "What is the nationality of the director of Night Train?"
+    film = hit(1, "Night Train is a 1959 film directed by John Smith. It was shot in winter.", "Night Train")
+    verdict, _ = await ExtractiveEngine().assess(question, [film], [question])
+    assert not verdict.sufficient
+    assert verdict.queries[0] == "What is the nationality of the director of Night Train John Smith"
+    assert "John Smith" in verdict.missing
+
+
+async def test_bridge_entity_comes_from_the_newest_evidence() -> None:
+    """Evidence is in accumulation order: the bridge is taken from the most recently added passage."""
+    question = "负责 VPN 运维的团队的办公楼层是几层？"
+    evidence = [
+        hit(1, "食堂位于一楼，午餐时间为 11:30 至 13:30。", "后勤.md"),
+        hit(2, "2019 年以前，VPN 运维交给「网络组」。", "历史沿革.md"),
+        hit(3, "访客需要在前台登记。", "行政.md"),
+        hit(4, "目前 VPN 的运维交给「基础设施组」。", "IT账号与设备.md"),
+    ]
+    verdict, _ = await ExtractiveEngine().assess(question, evidence, [question])
+    assert not verdict.sufficient
+    assert verdict.queries[0] == "负责 VPN 运维的团队的办公楼层是几层 基础设施组"
+    assert "基础设施组" in verdict.missing
+
+
+async def test_terms_found_everywhere_bridge_nothing() -> None:
+    """A part matched only through a term in every passage (the company name) gets a plain gap query."""
+    question = "星河科技 2026 年的团建预算是多少？"
+    evidence = [
+        hit(1, "星河科技的正式员工享有带薪年假，申请通过「星河人事」系统提交。", "年假制度.md"),
+        hit(2, "星河科技的后端服务统一使用 G1 垃圾回收器。", "Java虚拟机垃圾回收.md"),
+    ]
+    verdict, _ = await ExtractiveEngine().assess(question, evidence, [question])
+    assert not verdict.sufficient
+    assert verdict.missing == "缺少关于「星河科技 2026 年的团建预算是多少」的资料"
+    assert "星河人事" not in " ".join(verdict.queries)
+
+
+async def test_coverage_threshold_is_configurable() -> None:
+    """The same half-covered question is covered at threshold 0.5 and uncovered at the default 0.6."""
+    question = "年假结转的证明材料"  # terms 年假 结转 证明 材料: two of four occur below
+    evidence = [hit(1, "当年未休完的年假最多结转 5 天。")]
+    strict, _ = await ExtractiveEngine().assess(question, evidence, [])
+    lenient, _ = await ExtractiveEngine(coverage_threshold=0.5).assess(question, evidence, [])
+    assert not strict.sufficient
+    assert lenient.sufficient

@@ -1,0 +1,89 @@
+"""The extractive rewrite: elliptical follow-ups get the previous turn's subject; others stay as they are."""
+
+from __future__ import annotations
+
+from adapters.extractive import ExtractiveEngine
+from core.models import Turn, Usage
+
+
+def turns(*questions: str) -> list[Turn]:
+    """History turns with the given questions (answers do not matter to the rewrite)."""
+    return [Turn(record_id=i, question=q, answer="……") for i, q in enumerate(questions, start=1)]
+
+
+async def test_pronoun_follow_up_carries_the_previous_subject() -> None:
+    """ "那它们各自占用多少内存" after "Java 有哪些基本数据类型" asks about Java's primitive types."""
+    rewritten, usage = await ExtractiveEngine().rewrite(
+        turns("Java 有哪些基本数据类型"), "那它们各自占用多少内存?"
+    )
+    assert "Java 基本数据类型" in rewritten
+    assert "内存" in rewritten
+    assert "它们" not in rewritten
+    assert usage == Usage()
+
+
+async def test_demonstrative_follow_up_keeps_the_topic() -> None:
+    """ "这个期限" after a question on 行政复议 keeps both 行政复议 and 期限."""
+    rewritten, _ = await ExtractiveEngine().rewrite(
+        turns("行政复议的一般申请期限是多久?"), "如果因不可抗力耽误了这个期限,应当如何计算?"
+    )
+    assert "行政复议" in rewritten
+    assert "期限" in rewritten
+    assert "不可抗力" in rewritten
+    assert "这个" not in rewritten
+
+
+async def test_english_possessive_follow_up() -> None:
+    """ "What about their sizes?" after a question on Java's basic data types names those types."""
+    rewritten, _ = await ExtractiveEngine().rewrite(
+        turns("What are the basic data types in Java?"), "What about their sizes?"
+    )
+    assert "sizes" in rewritten
+    assert "basic data types in Java" in rewritten
+    assert "their" not in rewritten.lower()
+
+
+async def test_self_contained_questions_are_unchanged() -> None:
+    """A question with its own subject is returned exactly as asked, in both languages."""
+    engine = ExtractiveEngine()
+    history = turns("年假有几天？")
+    for question in (
+        "报销的截止期限是多久？",
+        "JVM 默认使用哪个垃圾回收器？",
+        "我该找谁审批？",  # 该 as the modal "should", not a reference
+        "其他假期有哪些？",
+        "What are the core hours?",
+        "What are the core hours that apply to remote days?",  # a relative "that"
+    ):
+        rewritten, _ = await engine.rewrite(history, question)
+        assert rewritten == question
+
+
+async def test_no_history_means_no_rewrite() -> None:
+    """Without history even a pronoun question is left alone."""
+    rewritten, _ = await ExtractiveEngine().rewrite([], "那它们各自占用多少内存？")
+    assert rewritten == "那它们各自占用多少内存？"
+
+
+async def test_question_without_content_words_gets_the_subject() -> None:
+    """ "为什么？" / "Why?" have no content of their own, so the previous subject is attached."""
+    engine = ExtractiveEngine()
+    zh, _ = await engine.rewrite(turns("年假最多可以结转几天？"), "为什么？")
+    en, _ = await engine.rewrite(turns("What is the password rotation period?"), "Why?")
+    assert "年假" in zh and "为什么" in zh
+    assert "password rotation period" in en and "Why" in en
+
+
+async def test_what_about_follow_up_reuses_the_previous_question() -> None:
+    """ "那病假呢？" after "年假有几天？" asks the same thing about 病假."""
+    rewritten, _ = await ExtractiveEngine().rewrite(turns("年假有几天？"), "那病假呢？")
+    assert rewritten == "病假有几天？"
+
+
+async def test_chained_follow_ups_keep_the_original_topic() -> None:
+    """A third elliptical turn still resolves to the first turn's subject through the second turn."""
+    rewritten, _ = await ExtractiveEngine().rewrite(
+        turns("Java 有哪些基本数据类型", "那它们各自占用多少内存?"), "其中哪个最大?"
+    )
+    assert "Java 基本数据类型" in rewritten
+    assert "其中" not in rewritten
