@@ -1,0 +1,132 @@
+"""The evidence a multi-hop loop accumulates: limits, per-round admission, budget fitting, follow-up choice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.budget import clip, count_tokens
+from core.models import Hit, StopReason, Usage
+from core.text import normalize_query
+
+QUESTION_TOKENS = 1000
+MISSING_TOKENS = 400
+QUERY_TOKENS = 500
+MESSAGES = {
+    "not_assessed": ("尚未完成充分性评估", "the evidence has not been assessed yet"),
+    "no_evidence": ("未检索到相关资料", "no relevant evidence was found"),
+    "no_datasets": ("应用未关联知识库", "no knowledge base is configured for this question"),
+    "assessment_error": (
+        "证据充分性评估失败,无法确认已覆盖全部问题",
+        "the evidence check failed, so it is not confirmed that every part of the question is covered",
+    ),
+}
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, int(value)))
+
+
+@dataclass(frozen=True, slots=True)
+class LoopLimits:
+    """Bounds of the loop (out-of-range values clamp, as the settings do).
+
+    candidates_per_round caps the new paragraphs each follow-up round adds (seed 001: 8). Round 1 keeps
+    the first search whole, exactly as a single-hop search would return it, so routing a question to the
+    loop (or escalating a weak single search) never loses what one search finds (anchors.md: multi-hop
+    recall must not fall below one-step); cap_first_round=True applies the cap to round 1 as well.
+    """
+
+    max_rounds: int = 3
+    evidence_tokens: int = 16000
+    max_paragraphs: int = 40
+    queries_per_round: int = 2
+    candidates_per_round: int = 8
+    weak_hit_score: float = 0.35
+    cap_first_round: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_rounds", _clamp(self.max_rounds, 1, 6))
+        object.__setattr__(self, "evidence_tokens", _clamp(self.evidence_tokens, 1000, 24000))
+        object.__setattr__(self, "max_paragraphs", _clamp(self.max_paragraphs, 1, 100))
+        object.__setattr__(self, "queries_per_round", _clamp(self.queries_per_round, 1, 4))
+        object.__setattr__(self, "candidates_per_round", _clamp(self.candidates_per_round, 1, 50))
+        object.__setattr__(self, "weak_hit_score", min(1.0, max(0.0, float(self.weak_hit_score))))
+
+
+def hit_tokens(hit: Hit) -> int:
+    """What one paragraph costs in the evidence budget (content plus its document and heading)."""
+    return count_tokens(f"{hit.document_name}\n{hit.heading}\n{hit.content}")
+
+
+def fit_budget(hits: Sequence[Hit], limits: LoopLimits) -> list[Hit]:
+    """The longest prefix-preserving selection within the token budget and the paragraph cap."""
+    kept: list[Hit] = []
+    used = 0
+    for hit in hits:
+        size = hit_tokens(hit)
+        if len(kept) >= limits.max_paragraphs or used + size > limits.evidence_tokens:
+            continue
+        kept.append(hit)
+        used += size
+    return kept
+
+
+def pick_queries(proposed: Sequence[object], searched: set[str], limit: int) -> list[str]:
+    """At most limit follow-up queries, clipped; fresh ones first, so a repeat only wins when nothing is new."""
+    candidates = [
+        clip(item.strip(), QUERY_TOKENS) for item in proposed if isinstance(item, str) and item.strip()
+    ]
+    fresh: list[str] = []
+    for query in candidates:
+        key = normalize_query(query)
+        if key and key not in searched and all(normalize_query(q) != key for q in fresh):
+            fresh.append(query)
+    return (fresh or candidates)[:limit]
+
+
+@dataclass
+class LoopState:
+    """Mutable state of one question's loop: evidence by id, searched queries, rounds, cost, verdict."""
+
+    question: str
+    lang: str
+    evidence: dict[str, Hit] = field(default_factory=dict)
+    searched: dict[str, str] = field(default_factory=dict)
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    used_tokens: int = 0
+    usage: Usage = field(default_factory=Usage)
+    model_calls: int = 0
+    sufficient: bool = False
+    missing: str = ""
+    stop: StopReason = StopReason.MAX_ROUNDS
+
+    def message(self, key: str) -> str:
+        """A fixed message in the question's language."""
+        zh, en = MESSAGES[key]
+        return zh if self.lang == "zh" else en
+
+    def admit(self, found: Sequence[Hit], limits: LoopLimits, *, first: bool) -> tuple[list[str], bool]:
+        """Keep the best new candidates of a round within the caps; (added ids, budget exhausted)."""
+        best: dict[str, Hit] = {}
+        for hit in found:
+            if hit.id not in self.evidence and (hit.id not in best or hit.score > best[hit.id].score):
+                best[hit.id] = hit
+        ranked = sorted(best.values(), key=lambda hit: (-hit.score, hit.id))
+        if limits.cap_first_round or not first:
+            ranked = ranked[: limits.candidates_per_round]
+        added: list[str] = []
+        exhausted = False
+        for hit in ranked:
+            size = hit_tokens(hit)
+            if (
+                len(self.evidence) >= limits.max_paragraphs
+                or self.used_tokens + size > limits.evidence_tokens
+            ):
+                exhausted = True
+                continue
+            self.evidence[hit.id] = hit
+            self.used_tokens += size
+            added.append(hit.id)
+        return added, exhausted

@@ -1,0 +1,187 @@
+"""The routed retriever around the loop: single-hop search, escalation, the one final rerank, the trace shape."""
+
+from __future__ import annotations
+
+from core.models import Assessment, StopReason
+from core.retrieval import single_search_trace
+from tests.retrieval.support import FailingReranker, Recorder, build, hit
+
+QUESTION = "请分别说明行政复议的一般申请期限,以及某乡 2026 年行政审批服务中心的预算金额"
+BUDGET_QUERY = "某乡 2026 年 部门预算 行政审批服务中心"
+TRACE_KEYS = {
+    "mode",
+    "escalated",
+    "complexity",
+    "rounds",
+    "stop_reason",
+    "stop_label_zh",
+    "stop_label_en",
+    "sufficient",
+    "missing",
+    "rerank",
+    "run_time",
+}
+ROUND_KEYS = {
+    "round",
+    "queries",
+    "new_paragraph_ids",
+    "total_evidence",
+    "sufficient",
+    "missing",
+    "next_queries",
+}
+
+
+async def test_a_single_hop_question_is_one_search_without_assessment() -> None:
+    """A question routed single runs one search, makes no assessment call and keeps the single-search trace shape."""
+    retriever, kb, engine, reranker = build()
+    kb.script("行政复议的申请期限是多久", [hit("p1", score=0.8), hit("p2", score=0.6)])
+    emit = Recorder()
+    outcome = await retriever.retrieve(
+        "行政复议的申请期限是多久", datasets=["ds"], search_mode="blend", retrieval_mode="auto", emit=emit
+    )
+    assert engine.calls("assess") == [] and engine.calls("vote") == []
+    assert outcome.stop_reason is StopReason.SINGLE_SEARCH and outcome.sufficient
+    assert outcome.trace["complexity"]["source"] == "rule" and outcome.trace["mode"] == "single"
+    baseline = single_search_trace(
+        [], query="q", reason=StopReason.SINGLE_SEARCH, run_time=0, sufficient=True
+    )
+    assert set(outcome.trace) == set(baseline) | {"complexity", "rerank"} == TRACE_KEYS
+    assert set(outcome.trace["rounds"][0]) == set(baseline["rounds"][0]) == ROUND_KEYS  # type: ignore[index]
+    assert emit.retrieving == [(1, "行政复议的申请期限是多久")] and emit.assessed == []
+    assert len(reranker.calls) == 1
+
+
+async def test_a_weak_single_hop_search_escalates_once_to_the_loop() -> None:
+    """A single-hop search whose best score is under the floor escalates, without re-running its query."""
+    retriever, kb, engine, reranker = build(weak_hit_score=0.35)
+    question = "行政复议的申请期限是多久"
+    kb.script(question, [hit("p1", score=0.2)])
+    kb.script("行政复议 期限 六十日", [hit("p2", score=0.9)])
+    engine.assessments.extend(
+        [
+            Assessment(sufficient=False, missing="期限条文", queries=("行政复议 期限 六十日",)),
+            Assessment(sufficient=True),
+        ]
+    )
+    emit = Recorder()
+    outcome = await retriever.retrieve(
+        question, datasets=["ds"], search_mode="blend", retrieval_mode="auto", emit=emit
+    )
+    assert outcome.trace["mode"] == "multi" and outcome.trace["escalated"] is True
+    assert kb.queries == [question, "行政复议 期限 六十日"]
+    assert emit.retrieving == [(1, question), (2, "行政复议 期限 六十日")]
+    assert outcome.stop_reason is StopReason.SUFFICIENT and len(reranker.calls) == 1
+    assert [r["round"] for r in outcome.trace["rounds"]] == [1, 2]
+
+
+async def test_a_strong_or_forced_single_search_does_not_escalate() -> None:
+    """A strong single search, and a weak one under retrieval_mode=single, are final."""
+    retriever, kb, engine, _ = build()
+    kb.script("行政复议的申请期限是多久", [hit("p1", score=0.2)])
+    outcome = await retriever.retrieve(
+        "行政复议的申请期限是多久",
+        datasets=["ds"],
+        search_mode="blend",
+        retrieval_mode="single",
+        emit=Recorder(),
+    )
+    assert outcome.trace["escalated"] is False and outcome.trace["complexity"]["source"] == "forced"
+    kb.script("行政复议期限", [hit("p1", score=0.9)])
+    strong = await retriever.retrieve(
+        "行政复议期限", datasets=["ds"], search_mode="blend", retrieval_mode="auto", emit=Recorder()
+    )
+    assert strong.trace["escalated"] is False and engine.calls("assess") == []
+
+
+async def test_the_final_rerank_runs_exactly_once_over_all_rounds() -> None:
+    """Three rounds of evidence are reranked together, once, against the full question."""
+    retriever, kb, engine, reranker = build()
+    kb.script(QUESTION, [hit("p1")])
+    kb.script("第二轮", [hit("p2")])
+    kb.script("第三轮", [hit("p3")])
+    engine.assessments.extend(
+        [
+            Assessment(sufficient=False, queries=("第二轮",)),
+            Assessment(sufficient=False, queries=("第三轮",)),
+            Assessment(sufficient=False, queries=("第四轮",)),
+        ]
+    )
+    outcome = await retriever.retrieve(
+        QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
+    )
+    assert reranker.calls == [(QUESTION, ["p1", "p2", "p3"])]
+    assert outcome.trace["rerank"] == {"method": "counting", "candidates": 3, "kept": 3}
+
+
+async def test_a_failing_reranker_falls_back_to_the_local_one_and_says_so() -> None:
+    """When the configured reranker fails, the local reranker orders the evidence and the trace records it."""
+    retriever, kb, _, _ = build(reranker=FailingReranker())
+    kb.script("行政复议的申请期限是多久", [hit("p1", score=0.8)])
+    outcome = await retriever.retrieve(
+        "行政复议的申请期限是多久",
+        datasets=["ds"],
+        search_mode="blend",
+        retrieval_mode="single",
+        emit=Recorder(),
+    )
+    assert [h.id for h in outcome.hits] == ["p1"]
+    assert outcome.trace["rerank"] == {
+        "method": "local",
+        "fallback_from": "http",
+        "error": "model_unavailable",
+        "candidates": 1,
+        "kept": 1,
+    }
+
+
+async def test_the_multi_hop_trace_has_the_documented_shape() -> None:
+    """The multi-hop trace carries every documented key, per-round keys, labels and the routing decision."""
+    retriever, kb, engine, _ = build()
+    kb.script(QUESTION, [hit("p1")])
+    engine.votes.append(True)
+    engine.assessments.append(Assessment(sufficient=False, missing="预算", queries=()))
+    outcome = await retriever.retrieve(
+        QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="auto", emit=Recorder()
+    )
+    trace = outcome.trace
+    assert set(trace) == TRACE_KEYS and set(trace["rounds"][0]) == ROUND_KEYS
+    assert trace["stop_reason"] == "no_followup_query" and trace["stop_label_zh"] == "无后续查询"
+    assert trace["complexity"]["source"] == "model" and trace["complexity"]["model_vote"] is True
+    assert outcome.model_calls == 2 and outcome.usage.prompt_tokens == 25
+    assert isinstance(trace["run_time"], float)
+
+
+async def test_feature_extraction_and_rerank_tokenisation_do_not_block_the_event_loop() -> None:
+    """While jieba works on long evidence, a heartbeat on the event loop keeps ticking."""
+    import asyncio
+    import time
+
+    from core.rerank import LocalReranker
+
+    texts = [
+        "行政复议机关应当自受理申请之日起六十日内作出行政复议决定 budget " * 80 + str(i) for i in range(40)
+    ]
+    hits = [hit(f"p{i}", text) for i, text in enumerate(texts)]
+    reranker = LocalReranker()
+    await reranker.rerank("warm up", hits[:1])
+    started = time.perf_counter()
+    await reranker.rerank("行政复议的期限", hits)
+    duration = time.perf_counter() - started
+    gaps: list[float] = []
+    stop = asyncio.Event()
+
+    async def heartbeat() -> None:
+        last = time.perf_counter()
+        while not stop.is_set():
+            await asyncio.sleep(0.005)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.create_task(heartbeat())
+    await reranker.rerank("行政复议的期限", hits)
+    stop.set()
+    await ticker
+    assert duration > 0.05
+    assert max(gaps) < duration / 2
