@@ -1,0 +1,31 @@
+"""Loads the bundled sample handbook into a dataset (used by `kb demo` and a first `kb chat`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from adapters.document_readers import UnreadableDocument, iter_document_paths, read_document
+from bot.sample_kb import SAMPLE_DATASET, SAMPLE_KB_DIR
+from bot.settings import Settings
+from core.ingest import IngestSummary, ingest
+
+
+async def ensure_sample_dataset(
+    kb: Any, settings: Settings, *, dataset: str = SAMPLE_DATASET
+) -> IngestSummary:
+    """Ingest the sample documents (idempotent: unchanged files write nothing)."""
+    paths = await asyncio.to_thread(lambda: list(iter_document_paths([SAMPLE_KB_DIR])))
+    model = await kb.dataset_model(dataset) or settings.kb_embedding_model
+    summary = await ingest(
+        kb,
+        dataset,
+        paths,
+        read=read_document,
+        embedding_model=model,
+        roots=[SAMPLE_KB_DIR],
+        max_tokens=settings.kb_chunk_tokens,
+        unreadable=(UnreadableDocument, OSError, UnicodeError),
+    )
+    await kb.flush()
+    return summary

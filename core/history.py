@@ -1,0 +1,46 @@
+"""Bounded history: the latest KB_DIALOGUE_NUMBER answered turns before the current record (seed 004)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from core.budget import count_tokens
+from core.models import LoadedContext, Message, Turn
+from core.ports import ConversationStore
+
+
+def turns_to_messages(turns: list[Turn] | tuple[Turn, ...]) -> tuple[Message, ...]:
+    """User/assistant pairs in order."""
+    messages: list[Message] = []
+    for turn in turns:
+        messages.append(Message("user", turn.question))
+        messages.append(Message("assistant", turn.answer))
+    return tuple(messages)
+
+
+class BoundedHistoryLoader:
+    """ContextLoader without compaction: a LIMITed read of the latest turns; 0 disables history."""
+
+    def __init__(self, store: ConversationStore, *, dialogue_number: int) -> None:
+        self._store = store
+        self._keep = max(0, min(20, dialogue_number))
+
+    async def load(
+        self, conversation_id: str, *, before_id: int, on_compacting: Callable[[], Awaitable[None]]
+    ) -> LoadedContext:
+        if self._keep == 0:
+            return LoadedContext(metadata={"enabled": False, "recent_rounds": 0})
+        turns = await self._store.recent_turns(
+            conversation_id, before_id=before_id, after_id=0, limit=self._keep
+        )
+        messages = turns_to_messages(turns)
+        return LoadedContext(
+            messages=messages,
+            turns=tuple(turns),
+            metadata={
+                "enabled": True,
+                "compacted": False,
+                "recent_rounds": len(turns),
+                "estimated_tokens": sum(count_tokens(m.content) for m in messages),
+            },
+        )

@@ -1,0 +1,363 @@
+"""One question, end to end: validate, store, lock, load context, rewrite, retrieve, generate, persist, emit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.answer import citations, uncertainty_notice
+from core.errors import InvalidInput, KbError, ModelError, ModelOutputInvalid, NotFound
+from core.events import (
+    AnswerDelta,
+    Compacting,
+    ContextLoading,
+    Done,
+    Failed,
+    Generating,
+    Notice,
+    Progress,
+    Queued,
+)
+from core.models import (
+    AnswerRequest,
+    CompactionReport,
+    Completion,
+    LoadedContext,
+    Question,
+    Record,
+    RecordStatus,
+    RetrievalMode,
+    RetrievalOutcome,
+    SearchMode,
+    Turn,
+    Usage,
+)
+from core.ports import ContextLoader, ConversationLock, ConversationStore, Engine, Retriever
+from core.prompts import DEGRADED_NOTICE
+from core.text import detect_language
+from core.validation import validate_question
+
+log = logging.getLogger(__name__)
+
+Compactor = Callable[[str], Awaitable[CompactionReport]]
+TRUNCATED_ANSWER = {
+    "zh": "[回答达到长度上限,已截断]",
+    "en": "[the answer reached the length limit and was cut]",
+}
+
+
+class NoKnowledgeBase(KbError):
+    """The conversation's channel has no dataset configured."""
+
+    code = "no_knowledge_base"
+
+    def __init__(self) -> None:
+        super().__init__("这里还没有配置知识库,无法回答。", "No knowledge base is configured here.")
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineLimits:
+    """Pipeline-wide settings."""
+
+    question_max_tokens: int = 4000
+    search_mode: SearchMode = "blend"
+    retrieval_mode: RetrievalMode = "auto"
+    answer_fallback: bool = True
+
+
+@dataclass
+class _Run:
+    """Mutable bookkeeping of one question while it is answered."""
+
+    lang: str
+    started: float = field(default_factory=time.monotonic)
+    usage: Usage = field(default_factory=Usage)
+    model_calls: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def lap(self, name: str, since: float) -> float:
+        now = time.monotonic()
+        self.timings[name] = round(now - since, 4)
+        return now
+
+
+class Pipeline:
+    """The single use case: answer a question in a conversation, streaming typed progress events."""
+
+    def __init__(
+        self,
+        *,
+        store: ConversationStore,
+        lock: ConversationLock,
+        context_loader: ContextLoader,
+        retriever: Retriever,
+        engine: Engine,
+        fallback_engine: Engine | None = None,
+        compactor: Compactor | None = None,
+        limits: PipelineLimits | None = None,
+    ) -> None:
+        self.store = store
+        self.lock = lock
+        self._context = context_loader
+        self._retriever = retriever
+        self._engine = engine
+        self._fallback = fallback_engine
+        self._compactor = compactor
+        self._limits = limits or PipelineLimits()
+
+    async def ask(self, question: Question) -> AsyncIterator[Progress]:
+        """Progress events ending with exactly one Done or Failed. Closing the stream early interrupts."""
+        queue: asyncio.Queue[Progress] = asyncio.Queue()
+        task = asyncio.create_task(self._run(question, queue.put))
+        try:
+            while True:
+                event = await queue.get()
+                yield event
+                if isinstance(event, Done | Failed):
+                    break
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def answer(self, question: Question) -> Record | Failed:
+        """Convenience: run ask() to the end and return the final record (or the failure)."""
+        async for event in self.ask(question):
+            if isinstance(event, Done):
+                return event.record
+            if isinstance(event, Failed):
+                return event
+        raise RuntimeError("ask() ended without a final event")  # pragma: no cover
+
+    async def compact(self, conversation_id: str) -> CompactionReport:
+        """Manual compaction with the same token threshold as automatic compaction."""
+        if self._compactor is None:
+            return CompactionReport(False, 0, 0, 0, "compaction not configured")
+        return await self._compactor(conversation_id)
+
+    async def interrupt_pending(self) -> list[Record]:
+        """Mark records left pending (by a crash or shutdown) as interrupted; returns them."""
+        interrupted = []
+        for record in await self.store.pending_records():
+            interrupted.append(
+                await self.store.fail_record(
+                    record.id,
+                    status=RecordStatus.INTERRUPTED,
+                    reason="interrupted: the bot stopped while answering",
+                )
+            )
+        return interrupted
+
+    async def _run(self, question: Question, emit: Callable[[Progress], Awaitable[None]]) -> None:
+        run = _Run(lang=detect_language(question.text or ""))
+        try:
+            text = validate_question(question.text, max_tokens=self._limits.question_max_tokens)
+        except KbError as exc:
+            # A blank or binary question carries no language: say it in both.
+            has_words = any(ch.isalpha() for ch in question.text or "")
+            message = exc.message(run.lang) if has_words else f"{exc.zh} / {exc.en}"
+            await emit(Failed(code=exc.code, message=message))
+            return
+        conversation_id = await self.store.ensure_conversation(question.conversation)
+        record = await self._open_record(conversation_id, text, question)
+        if record is None:
+            await emit(Failed(code="duplicate", message="This question was already received."))
+            return
+        position = self.lock.waiting(conversation_id)
+        if position:
+            await emit(Queued(position=position))
+        async with self.lock.hold(conversation_id):
+            try:
+                final = await self._answer(record, text, question, run, emit)
+            except asyncio.CancelledError:
+                await asyncio.shield(self._fail(record, RecordStatus.INTERRUPTED, "interrupted", run))
+                raise
+            except KbError as exc:
+                failed = await self._fail(record, RecordStatus.FAILED, f"{exc.code}: {exc}", run)
+                await emit(Failed(code=exc.code, message=exc.message(run.lang), record=failed))
+                return
+            except Exception as exc:
+                log.exception("question %s failed", record.id)
+                failed = await self._fail(record, RecordStatus.FAILED, f"internal: {exc!r}", run)
+                message = (
+                    "处理问题时出错,请稍后再试。"
+                    if run.lang == "zh"
+                    else "Something went wrong; please try again."
+                )
+                await emit(Failed(code="internal_error", message=message, record=failed))
+                return
+        await emit(Done(record=final))
+
+    async def _open_record(self, conversation_id: str, text: str, question: Question) -> Record | None:
+        if question.re_chat_record_id is not None:
+            existing = await self.store.get_record(question.re_chat_record_id)
+            if existing is None or existing.conversation_id != conversation_id:
+                raise NotFound("找不到要重新回答的问题。", "The question to answer again was not found.")
+            return await self.store.reset_record(existing.id)
+        record, created = await self.store.add_question(
+            conversation_id, text, event_key=question.event_key, reply_ref=question.reply_ref
+        )
+        return record if created else None
+
+    async def _fail(self, record: Record, status: RecordStatus, reason: str, run: _Run) -> Record:
+        details = {**run.details, "lang": run.lang, "timings": run.timings}
+        return await self.store.fail_record(record.id, status=status, reason=reason, details=details)
+
+    async def _answer(
+        self,
+        record: Record,
+        text: str,
+        question: Question,
+        run: _Run,
+        emit: Callable[[Progress], Awaitable[None]],
+    ) -> Record:
+        run.details["lang"] = run.lang
+        await emit(ContextLoading())
+        context = await self._load_context(record, run, emit)
+        since = time.monotonic()
+        rewritten = await self._rewrite(context, text, run)
+        since = run.lap("rewrite", since)
+        datasets = tuple(dict.fromkeys(question.datasets))
+        if not datasets:
+            raise NoKnowledgeBase()
+        outcome = await self._retriever.retrieve(
+            rewritten,
+            datasets=datasets,
+            search_mode=question.search_mode or self._limits.search_mode,
+            retrieval_mode=question.retrieval_mode or self._limits.retrieval_mode,
+            emit=emit,
+        )
+        since = run.lap("retrieval", since)
+        run.usage += outcome.usage
+        run.model_calls += outcome.model_calls
+        run.details["trace"] = {"rewritten": rewritten, **outcome.trace}
+        await emit(
+            Generating(rounds=len(outcome.trace.get("rounds", [])), stop_reason=outcome.stop_reason.value)
+        )
+        answer, engine_name = await self._generate(text, rewritten, context, outcome, run, emit)
+        run.lap("generation", since)
+        notice = None if outcome.sufficient else uncertainty_notice(run.lang)
+        if notice:
+            await emit(Notice(text=notice))
+            answer = f"{answer.rstrip()}\n\n{notice}"
+        run.timings["total"] = round(time.monotonic() - run.started, 4)
+        details = {
+            **record.details,
+            **run.details,
+            "engine": engine_name,
+            "notice": notice,
+            "citations": citations(answer, outcome.hits),
+            "evidence_ids": [hit.id for hit in outcome.hits],
+            "usage": {**run.usage.to_dict(), "model_calls": run.model_calls},
+            "timings": run.timings,
+        }
+        return await self.store.complete_record(
+            record.id, answer=answer, rewritten=rewritten, details=details
+        )
+
+    async def _load_context(
+        self, record: Record, run: _Run, emit: Callable[[Progress], Awaitable[None]]
+    ) -> LoadedContext:
+        since = time.monotonic()
+        announced = False
+
+        async def on_compacting() -> None:
+            nonlocal announced
+            if not announced:
+                announced = True
+                await emit(Compacting())
+
+        context = await self._context.load(
+            record.conversation_id, before_id=record.id, on_compacting=on_compacting
+        )
+        run.lap("context", since)
+        run.usage += context.usage
+        run.model_calls += int(context.metadata.get("summary_calls", 0))
+        # The summary text itself stays in the conversation_context table, not in every record.
+        run.details["context"] = {k: v for k, v in context.metadata.items() if k != "summary"}
+        return context
+
+    async def _rewrite(self, context: LoadedContext, text: str, run: _Run) -> str:
+        history = list(context.turns)
+        summary = str(context.metadata.get("summary", "")) if context.metadata.get("compacted_rounds") else ""
+        if summary:
+            history.insert(0, Turn(record_id=0, question="[较早会话摘要 / earlier summary]", answer=summary))
+        if not history:
+            return text  # a first question makes no extra model call
+        try:
+            rewritten, usage = await self._engine.rewrite(history, text)
+        except ModelError as exc:
+            # A truncated or failed rewrite is never used; the original question still gets an answer.
+            log.warning("rewrite failed (%s); using the original question", exc)
+            run.details["rewrite_error"] = f"{exc.code}: {exc}"
+            run.model_calls += 1
+            return text
+        run.usage += usage
+        run.model_calls += 1
+        return rewritten.strip() or text
+
+    async def _generate(
+        self,
+        text: str,
+        rewritten: str,
+        context: LoadedContext,
+        outcome: RetrievalOutcome,
+        run: _Run,
+        emit: Callable[[Progress], Awaitable[None]],
+    ) -> tuple[str, str]:
+        shown = (
+            text
+            if rewritten == text
+            else f"{text}\n({'完整问题' if run.lang == 'zh' else 'standalone'}: {rewritten})"
+        )
+        request = AnswerRequest(
+            question=shown,
+            evidence=outcome.hits,
+            history=context.messages,
+            sufficient=outcome.sufficient,
+            stop_reason=outcome.stop_reason.value,
+            missing=outcome.missing,
+            lang=run.lang,
+        )
+        try:
+            return await self._stream(self._engine, request, run, emit), self._engine.name
+        except ModelError as exc:
+            if self._fallback is None or not self._limits.answer_fallback:
+                raise
+            log.warning("answer model failed (%s); answering extractively", exc)
+            run.details["answer_error"] = f"{exc.code}: {exc}"
+            degraded = DEGRADED_NOTICE["zh" if run.lang == "zh" else "en"]
+            await emit(Notice(text=degraded, kind="degraded"))
+            body = await self._stream(self._fallback, request, run, emit)
+            return f"{degraded}\n\n{body}", f"{self._fallback.name} (fallback)"
+
+    async def _stream(
+        self, engine: Engine, request: AnswerRequest, run: _Run, emit: Callable[[Progress], Awaitable[None]]
+    ) -> str:
+        parts: list[str] = []
+        final: Completion | None = None
+        async for item in engine.answer(request):
+            if isinstance(item, Completion):
+                final = item
+            elif item:
+                parts.append(item)
+                await emit(AnswerDelta(text=item))
+        run.model_calls += 1
+        if final is None:
+            raise ModelOutputInvalid("the answer stream ended without a final result")
+        run.usage += final.usage
+        body = final.text or "".join(parts)
+        if not body.strip():
+            raise ModelOutputInvalid("empty answer")
+        if final.finish_reason == "length":
+            body = f"{body.rstrip()}\n{TRUNCATED_ANSWER['zh' if run.lang == 'zh' else 'en']}"
+        return body
+
+
+__all__ = ["InvalidInput", "NoKnowledgeBase", "Pipeline", "PipelineLimits"]

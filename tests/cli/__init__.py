@@ -1,0 +1,1 @@
+"""Tests that run the `kb` command line as a user would."""

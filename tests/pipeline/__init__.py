@@ -1,0 +1,1 @@
+"""Tests of the question pipeline with in-memory fakes of its ports."""

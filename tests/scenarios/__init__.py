@@ -1,0 +1,1 @@
+"""End-to-end conversation scenarios through the composition root with real Chroma, SQLite and HTTP."""
