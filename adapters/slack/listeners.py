@@ -1,0 +1,215 @@
+"""Bolt listeners: thin functions that ack, read the payload, and hand the work to the bot after the ack."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
+
+from adapters.slack.actions import plain
+from adapters.slack.markup import to_plain_text
+from adapters.slack.render import FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE
+from adapters.slack.slash import SlashRequest, handle_slash
+from adapters.slack.texts import t
+from adapters.slack.trace_view import PAGE_ACTION_PREFIX
+from adapters.slack.triggers import IncomingMessage, parse_message_event, should_answer, thread_command
+from core.models import ConversationKey
+from core.text import detect_language
+
+if TYPE_CHECKING:
+    from adapters.slack.app import SlackBot
+
+log = logging.getLogger(__name__)
+
+COMPACT_SHORTCUT = "compact_thread"
+TRACE_SHORTCUT = "show_trace"
+Ack = Callable[..., Awaitable[None]]
+
+
+def _identity(bot: SlackBot, context: dict[str, Any], body: dict[str, Any]) -> tuple[str, str]:
+    """(team id, bot user id), from auth.test at start or from Bolt's per-request context."""
+    if bot.identity is not None:
+        return body.get("team_id") or bot.identity.team_id, bot.identity.user_id
+    return body.get("team_id") or context.get("team_id") or "", context.get("bot_user_id") or ""
+
+
+def register_listeners(app: AsyncApp, bot: SlackBot) -> None:
+    """Attach every listener of the bot to the Bolt app."""
+
+    async def skip_repeated_events(
+        body: dict[str, Any], resp: BoltResponse, next: Callable[[], Awaitable[None]]
+    ) -> BoltResponse:
+        if body.get("type") == "event_callback":
+            if bot.closing:
+                return BoltResponse(status=503, body="")  # shutting down: Slack redelivers it later
+            event_id = body.get("event_id")
+            if event_id and not bot.events_seen.claim(str(event_id)):
+                return BoltResponse(status=200, body="")  # a Slack retry of an event already taken
+        await next()
+        return resp
+
+    app.middleware(skip_repeated_events)
+
+    async def on_message(body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
+        if bot.closing:
+            return
+        team_id, bot_user_id = _identity(bot, context, body)
+        message = parse_message_event(event, team_id=team_id, bot_user_id=bot_user_id)
+        if message is not None:
+            bot.spawn(_consider(bot, message, bot_user_id), name=f"message {message.event_key}")
+
+    app.event("app_mention")(on_message)
+    app.event("message")(on_message)
+
+    async def on_compact_shortcut(ack: Ack, shortcut: dict[str, Any], body: dict[str, Any]) -> None:
+        await ack()
+        bot.spawn(_shortcut(bot, shortcut, "compact"))
+
+    async def on_trace_shortcut(ack: Ack, shortcut: dict[str, Any]) -> None:
+        await ack()
+        await _shortcut(bot, shortcut, "trace")  # inline: the trigger_id expires 3 s after the click
+
+    app.shortcut(COMPACT_SHORTCUT)(on_compact_shortcut)
+    app.shortcut(TRACE_SHORTCUT)(on_trace_shortcut)
+
+    async def on_show_trace(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        record = await bot.pipeline.store.get_record(int(action.get("value") or 0))
+        if record is not None:
+            await bot.thread_actions.open_trace(body.get("trigger_id", ""), record)
+
+    async def on_feedback(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        value = "up" if action.get("action_id") == FEEDBACK_UP else "down"
+        user = (body.get("user") or {}).get("id", "")
+        record = await bot.thread_actions.record_feedback(
+            int(action.get("value") or 0), user_id=user, value=value
+        )
+        container = body.get("container") or {}
+        if record is not None and container.get("channel_id"):
+            lang = (
+                detect_language(record.question) if "lang" not in record.details else record.details["lang"]
+            )
+            await bot.thread_actions.tell(
+                channel=container["channel_id"],
+                user=user,
+                thread_ts=container.get("thread_ts") or container.get("message_ts"),
+                message=plain(t("thanks_feedback", lang)),
+                response_url=body.get("response_url"),
+            )
+
+    async def on_trace_page(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        view = body.get("view") or {}
+        await bot.thread_actions.turn_page(
+            view_id=view.get("id", ""), view_hash=view.get("hash"), value=action.get("value", "")
+        )
+
+    app.action(SHOW_TRACE)(on_show_trace)
+    app.action(FEEDBACK_UP)(on_feedback)
+    app.action(FEEDBACK_DOWN)(on_feedback)
+    app.action(re.compile(f"^{PAGE_ACTION_PREFIX}"))(on_trace_page)
+
+    async def on_kb(ack: Ack, command: dict[str, Any], respond: Callable[..., Awaitable[Any]]) -> None:
+        await ack()
+        request = SlashRequest(
+            team_id=command.get("team_id", ""),
+            channel_id=command.get("channel_id", ""),
+            user_id=command.get("user_id", ""),
+            text=command.get("text", ""),
+            trigger_id=command.get("trigger_id", ""),
+        )
+        reply = await handle_slash(
+            request, client=bot.client, thread_actions=bot.thread_actions, channel_config=bot.channel_config
+        )
+        if reply is not None:
+            await respond(text=reply.text, blocks=reply.blocks, response_type="ephemeral")
+
+    app.command("/kb")(on_kb)
+
+
+async def _consider(bot: SlackBot, message: IncomingMessage, bot_user_id: str) -> None:
+    """Decide what a person's message is (question, thread command, nothing) and act on it once."""
+    config = bot.channel_config(message.channel_id)
+    engaged = (
+        message.mentions_bot
+        or message.is_dm
+        or (message.in_thread and not config.mention_only and await bot.engaged.is_engaged(message.key))
+    )
+    if not should_answer(message, thread_engaged=engaged, mention_only=config.mention_only):
+        return
+    if not bot.messages_seen.claim(message.event_key):
+        return  # the app_mention and message deliveries of one message: answer once
+    lang = detect_language(to_plain_text(message.raw_text, bot_user_id=bot_user_id))
+    command = (
+        thread_command(message.raw_text, bot_user_id=bot_user_id)
+        if message.mentions_bot or message.is_dm
+        else None
+    )
+    if command is not None:
+        await _thread_command(bot, message.key, command, user=message.user_id, lang=lang, trigger_id=None)
+        return
+    await bot.answerer.answer(message, lang=lang, config=config, bot_user_id=bot_user_id)
+
+
+async def _shortcut(bot: SlackBot, shortcut: dict[str, Any], command: str) -> None:
+    message = shortcut.get("message") or {}
+    channel = (shortcut.get("channel") or {}).get("id", "")
+    team = (shortcut.get("team") or {}).get("id", "") or (bot.identity.team_id if bot.identity else "")
+    thread_ts = message.get("thread_ts") or message.get("ts") or shortcut.get("message_ts", "")
+    key = ConversationKey(source="slack", team_id=team, channel_id=channel, thread_ts=thread_ts)
+    lang = detect_language(str(message.get("text") or ""))
+    await _thread_command(
+        bot,
+        key,
+        command,
+        user=(shortcut.get("user") or {}).get("id", ""),
+        lang=lang,
+        trigger_id=shortcut.get("trigger_id"),
+        message_ts=message.get("ts"),
+        response_url=shortcut.get("response_url"),
+    )
+
+
+async def _thread_command(
+    bot: SlackBot,
+    key: ConversationKey,
+    command: str,
+    *,
+    user: str,
+    lang: str,
+    trigger_id: str | None,
+    message_ts: str | None = None,
+    response_url: str | None = None,
+) -> None:
+    """Compact the thread or show its trace, replying privately to the person who asked."""
+    actions = bot.thread_actions
+    lang = await actions.thread_lang(key, lang)
+
+    async def tell(text: str) -> None:
+        await actions.tell(
+            channel=key.channel_id,
+            user=user,
+            thread_ts=key.thread_ts,
+            message=plain(text),
+            response_url=response_url,
+        )
+
+    if command == "compact":
+        await tell(await actions.compact(key, lang))
+        return
+    record = await actions.record_for(key, message_ts=message_ts)
+    if record is None:
+        await tell(t("no_answer_here", lang))
+    elif not (trigger_id and await actions.open_trace(trigger_id, record)):
+        await actions.tell(
+            channel=key.channel_id,
+            user=user,
+            thread_ts=key.thread_ts,
+            message=actions.trace_card(record),
+            response_url=response_url,
+        )

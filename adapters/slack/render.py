@@ -1,0 +1,100 @@
+"""Final Slack messages for a record: answer, notice, sources, trace summary and actions (pure)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.slack.blocks import (
+    Block,
+    SlackMessage,
+    actions,
+    button,
+    clip,
+    context,
+    pack_messages,
+    section,
+    split_text,
+)
+from adapters.slack.mrkdwn import escape, link, to_mrkdwn
+from adapters.slack.texts import t
+from core.models import Record
+from core.text import detect_language
+from core.trace_summary import trace_summary
+
+SHOW_TRACE = "kb_show_trace"
+_MARKS = re.compile(r"[*_`#>~]+")
+FEEDBACK_UP = "kb_feedback_up"
+FEEDBACK_DOWN = "kb_feedback_down"
+
+
+def record_lang(record: Record | None, fallback_text: str = "") -> str:
+    """The user's language: the record's details["lang"], else detected from the question."""
+    if record is not None:
+        lang = record.details.get("lang")
+        if lang in ("zh", "en"):
+            return str(lang)
+        fallback_text = fallback_text or record.question
+    return detect_language(fallback_text)
+
+
+def split_notice(answer: str, notice: str | None) -> tuple[str, str]:
+    """(answer without the notice, notice): the notice is shown in its own block, not twice."""
+    notice = (notice or "").strip()
+    if notice and notice in answer:
+        head, _, tail = answer.rpartition(notice)
+        answer = (head + tail).strip()
+    return answer.strip(), notice
+
+
+def source_lines(citations: list[Mapping[str, Any]]) -> list[str]:
+    """ "[n] Document › heading" lines, the document linked when its source is a URL; one per number."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    for index, citation in enumerate(citations, start=1):
+        number = str(citation.get("n") or index)
+        if number in seen:
+            continue
+        seen.add(number)
+        document = str(citation.get("document") or "?")
+        source = str(citation.get("source") or "")
+        name = link(source, document) if source.startswith(("http://", "https://")) else escape(document)
+        heading = str(citation.get("heading") or "")
+        lines.append(f"[{number}] {name}" + (f" › {escape(heading)}" if heading else ""))
+    return lines
+
+
+def answer_actions(record_id: int, lang: str) -> Block:
+    """The "Show trace" and feedback buttons of an answer (values carry the record id)."""
+    value = str(record_id)
+    return actions(
+        button(t("show_trace", lang), action_id=SHOW_TRACE, value=value),
+        button(t("helpful", lang), action_id=FEEDBACK_UP, value=value),
+        button(t("not_helpful", lang), action_id=FEEDBACK_DOWN, value=value),
+        block_id=f"kb_answer_{record_id}",
+    )
+
+
+def answer_messages(record: Record) -> list[SlackMessage]:
+    """The final answer as one or more thread messages; the first replaces the placeholder."""
+    details = record.details
+    lang = record_lang(record)
+    answer, notice = split_notice(record.answer or "", details.get("notice"))
+    body = [section(piece) for piece in split_text(to_mrkdwn(answer))] or [section("…")]
+    footer: list[Block] = [section(piece) for piece in split_text("⚠️ " + to_mrkdwn(notice))] if notice else []
+    sources = source_lines(list(details.get("citations") or []))
+    if sources:
+        footer.extend(
+            section(piece) for piece in split_text(f"*{t('sources', lang)}*\n" + "\n".join(sources))
+        )
+    summary = trace_summary(details, lang)
+    if summary:
+        footer.append(context(escape(summary)))
+    footer.append(answer_actions(record.id, lang))
+    return pack_messages(body, footer, fallback=_MARKS.sub("", answer or notice))
+
+
+def notice_message(text: str) -> SlackMessage:
+    """A plain one-section message (failures, interruptions, "no knowledge base here")."""
+    return SlackMessage(text=clip(text, 300), blocks=[section(escape(text))])

@@ -1,0 +1,109 @@
+"""The `/kb` slash command: help, this channel's settings, and `compact|trace <permalink>`.
+
+Slash commands cannot be used inside threads and carry no thread id, so thread actions take a pasted
+permalink; the requester must be able to see the linked conversation (see adapters/slack/access.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.access import can_user_see
+from adapters.slack.actions import ThreadActions, plain
+from adapters.slack.blocks import SlackMessage
+from adapters.slack.permalinks import parse_permalink
+from adapters.slack.texts import t
+from bot.settings import ChannelConfig
+from core.models import ConversationKey
+from core.text import detect_language
+
+HELP = {
+    "en": (
+        "*/kb* — the knowledge-base bot\n"
+        "• Ask: mention me in a channel (`@kb how do I …`) or write to me directly; reply in the thread to follow up.\n"
+        "• `/kb settings` — this channel's knowledge bases and retrieval mode\n"
+        "• `/kb compact <message link>` — compact that thread's context\n"
+        "• `/kb trace <message link>` — show how that thread's latest answer was found\n"
+        "• In a thread: the message shortcuts *Compact this thread* / *Show retrieval trace*, "
+        "or type `@kb compact` / `@kb trace`."
+    ),
+    "zh": (
+        "*/kb* — 知识库机器人\n"
+        "• 提问:在频道里 @我(`@kb 如何……`)或私信我;在同一话题串里直接追问。\n"
+        "• `/kb settings` — 本频道关联的知识库与检索模式\n"
+        "• `/kb compact <消息链接>` — 压缩该话题串的上下文\n"
+        "• `/kb trace <消息链接>` — 查看该话题串最新回答的检索轨迹\n"
+        "• 在话题串中:使用消息快捷操作“Compact this thread”/“Show retrieval trace”,或输入 `@kb compact` / `@kb trace`。"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SlashRequest:
+    """The parts of a `/kb` invocation the bot uses."""
+
+    team_id: str
+    channel_id: str
+    user_id: str
+    text: str
+    trigger_id: str
+
+
+def settings_text(channel_id: str, config: ChannelConfig, lang: str) -> str:
+    """This channel's scope, as configured."""
+    datasets = ", ".join(config.datasets) or ("(无)" if lang == "zh" else "(none)")
+    if lang == "zh":
+        return (
+            f"*<#{channel_id}> 的配置*\n知识库:{datasets}\n检索模式:{config.retrieval_mode or '默认'}"
+            f" · 搜索方式:{config.search_mode or '默认'} · 仅在 @ 时回答:{'是' if config.mention_only else '否'}"
+        )
+    return (
+        f"*Settings for <#{channel_id}>*\nKnowledge bases: {datasets}\nRetrieval mode: {config.retrieval_mode or 'default'}"
+        f" · search mode: {config.search_mode or 'default'} · mention only: {'yes' if config.mention_only else 'no'}"
+    )
+
+
+async def handle_slash(
+    request: SlashRequest,
+    *,
+    client: AsyncWebClient,
+    thread_actions: ThreadActions,
+    channel_config: Callable[[str], ChannelConfig],
+) -> SlackMessage | None:
+    """The private reply to a `/kb` command (None when a modal was opened instead)."""
+    verb, _, rest = request.text.strip().partition(" ")
+    verb = verb.lower()
+    lang = detect_language(request.text) if request.text.strip() else "en"
+    if verb in ("", "help", "帮助"):
+        return SlackMessage(
+            text="/kb help", blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": HELP[lang]}}]
+        )
+    if verb in ("settings", "config", "设置"):
+        text = settings_text(request.channel_id, channel_config(request.channel_id), lang)
+        return SlackMessage(
+            text=text[:300], blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+        )
+    if verb not in ("compact", "trace", "压缩", "轨迹"):
+        return SlackMessage(
+            text="/kb help", blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": HELP[lang]}}]
+        )
+    link = parse_permalink(rest)
+    if link is None:
+        return plain(t("bad_permalink", lang))
+    if not await can_user_see(client, user_id=request.user_id, channel_id=link.channel_id):
+        return plain(t("not_visible", lang))
+    key = ConversationKey(
+        source="slack", team_id=request.team_id, channel_id=link.channel_id, thread_ts=link.thread_ts
+    )
+    lang = await thread_actions.thread_lang(key, lang)
+    if verb in ("compact", "压缩"):
+        return plain(await thread_actions.compact(key, lang))
+    record = await thread_actions.record_for(key, message_ts=link.message_ts)
+    if record is None:
+        return plain(t("no_answer_here", lang))
+    if await thread_actions.open_trace(request.trigger_id, record):
+        return None
+    return thread_actions.trace_card(record)

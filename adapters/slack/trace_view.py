@@ -1,0 +1,231 @@
+"""The retrieval-trace modal: routing, every round, stop reason and context statistics, paginated (pure)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from adapters.slack.blocks import (
+    MESSAGE_BLOCK_CHARS_MAX,
+    MODAL_BLOCKS_MAX,
+    Block,
+    actions,
+    block_chars,
+    button,
+    clip,
+    context,
+    divider,
+    header,
+    section,
+    split_text,
+)
+from adapters.slack.mrkdwn import escape
+from adapters.slack.render import record_lang
+from adapters.slack.texts import t
+from core.models import Record
+from core.trace_summary import trace_summary
+
+TRACE_CALLBACK = "kb_trace"
+PAGE_ACTION_PREFIX = "kb_trace_page"
+_LABELS: dict[str, tuple[str, str]] = {
+    "question": ("问题", "Question"),
+    "rewritten": ("改写后的问题", "Rewritten question"),
+    "routing": ("路由", "Routing"),
+    "mode": ("模式", "mode"),
+    "escalated": ("已升级为多轮", "escalated to multi-hop"),
+    "decision": ("判定", "decision"),
+    "source": ("依据", "decided by"),
+    "rule_score": ("规则分", "rule score"),
+    "classifier": ("分类器概率", "classifier probability"),
+    "vote": ("模型投票", "model vote"),
+    "reason": ("理由", "reason"),
+    "round": ("第 {n} 轮", "Round {n}"),
+    "queries": ("查询", "Queries"),
+    "new": ("新增段落", "New paragraphs"),
+    "total": ("累计证据", "Evidence so far"),
+    "sufficient": ("资料充分", "Sufficient"),
+    "gap": ("缺口", "Gap"),
+    "next": ("下一轮查询", "Next queries"),
+    "stop": ("停止原因", "Stop reason"),
+    "context": ("上下文", "Context"),
+    "compacted": ("已压缩轮数", "turns compacted"),
+    "recent": ("保留原文轮数", "recent turns kept"),
+    "revision": ("摘要版本", "summary revision"),
+    "tokens": ("估算 token / 预算", "estimated tokens / budget"),
+    "over": ("超出预算", "over budget"),
+    "compaction_reason": ("压缩原因", "compaction"),
+    "disabled": ("未使用历史", "history disabled"),
+    "engine": ("引擎", "engine"),
+    "run_time": ("检索耗时", "retrieval time"),
+    "rerank": ("重排(保留/候选)", "rerank (kept/candidates)"),
+    "yes": ("是", "yes"),
+    "no": ("否", "no"),
+}
+
+
+def _l(key: str, lang: str, **values: Any) -> str:
+    zh, en = _LABELS[key]
+    return (zh if lang == "zh" else en).format(**values)
+
+
+def _yes(value: Any, lang: str) -> str:
+    return _l("yes", lang) if value else _l("no", lang)
+
+
+def _pairs(items: list[tuple[str, Any]]) -> str:
+    return " · ".join(f"{name}: {escape(str(value))}" for name, value in items if value not in (None, ""))
+
+
+def _routing(trace: Mapping[str, Any], lang: str) -> str:
+    complexity = trace.get("complexity") or {}
+    head = _pairs(
+        [
+            (_l("mode", lang), trace.get("mode")),
+            (_l("escalated", lang), _yes(trace.get("escalated"), lang) if "escalated" in trace else None),
+            (_l("decision", lang), complexity.get("decision")),
+            (_l("source", lang), complexity.get("source")),
+        ]
+    )
+    scores = _pairs(
+        [
+            (_l("rule_score", lang), complexity.get("rule_score")),
+            (_l("classifier", lang), complexity.get("classifier_probability")),
+            (_l("vote", lang), complexity.get("model_vote")),
+        ]
+    )
+    reason = complexity.get("reason")
+    lines = [
+        f"*{_l('routing', lang)}*",
+        head,
+        scores,
+        f"{_l('reason', lang)}: {escape(str(reason))}" if reason else "",
+    ]
+    return "\n".join(line for line in lines if line)
+
+
+def _round(step: Mapping[str, Any], lang: str) -> str:
+    queries = "\n".join(f"• {escape(str(q))}" for q in step.get("queries") or []) or "—"
+    new_ids = [str(i) for i in step.get("new_paragraph_ids") or []]
+    lines = [
+        f"*{_l('round', lang, n=step.get('round', '?'))}*",
+        f"{_l('queries', lang)}:\n{queries}",
+        f"{_l('new', lang)}: {len(new_ids)}"
+        + (f" ({escape(clip(', '.join(new_ids), 300))})" if new_ids else ""),
+        f"{_l('total', lang)}: {step.get('total_evidence', '—')} · {_l('sufficient', lang)}: {_yes(step.get('sufficient'), lang)}",
+    ]
+    if step.get("missing"):
+        lines.append(f"{_l('gap', lang)}: {escape(str(step['missing']))}")
+    if step.get("next_queries"):
+        lines.append(f"{_l('next', lang)}: " + "; ".join(escape(str(q)) for q in step["next_queries"]))
+    return "\n".join(lines)
+
+
+def _context(ctx: Mapping[str, Any], lang: str) -> str:
+    if ctx.get("enabled") is False:
+        return f"*{_l('context', lang)}*\n{_l('disabled', lang)}"
+    budget = f"{ctx.get('estimated_tokens', '—')} / {ctx.get('token_budget', '—')}"
+    stats = _pairs(
+        [
+            (_l("compacted", lang), ctx.get("compacted_rounds", 0)),
+            (_l("recent", lang), ctx.get("recent_rounds", 0)),
+            (_l("revision", lang), ctx.get("revision", 0)),
+            (_l("tokens", lang), budget),
+            (_l("over", lang), _yes(ctx.get("threshold_exceeded"), lang)),
+            (_l("compaction_reason", lang), ctx.get("compaction_reason")),
+        ]
+    )
+    return f"*{_l('context', lang)}*\n{stats}"
+
+
+def _sections(text: str) -> list[Block]:
+    return [section(piece) for piece in split_text(text)]
+
+
+def trace_blocks(record: Record) -> list[Block]:
+    """Every block of the full trace, before pagination."""
+    lang = record_lang(record)
+    details = record.details
+    trace = details.get("trace") or {}
+    blocks: list[Block] = [header(clip(record.question.replace("\n", " "), 150))]
+    summary = trace_summary(details, lang)
+    if summary:
+        blocks.append(context(escape(summary)))
+    rewritten = trace.get("rewritten") or record.rewritten
+    if rewritten and rewritten != record.question:
+        blocks.extend(_sections(f"*{_l('rewritten', lang)}*\n{escape(str(rewritten))}"))
+    blocks.extend(_sections(_routing(trace, lang)))
+    for step in trace.get("rounds") or []:
+        blocks.append(divider())
+        blocks.extend(_sections(_round(step, lang)))
+    blocks.append(divider())
+    stop = trace.get("stop_label_zh" if lang == "zh" else "stop_label_en") or trace.get("stop_reason") or "—"
+    stop_text = f"*{_l('stop', lang)}*: {escape(str(stop))} · {_l('sufficient', lang)}: {_yes(trace.get('sufficient'), lang)}"
+    if trace.get("missing"):
+        stop_text += f"\n{_l('gap', lang)}: {escape(str(trace['missing']))}"
+    blocks.extend(_sections(stop_text))
+    blocks.extend(_sections(_context(details.get("context") or {}, lang)))
+    rerank = trace.get("rerank") or {}
+    reranked = (
+        f"{rerank.get('method', '?')} {rerank.get('kept', '?')}/{rerank.get('candidates', '?')}"
+        if rerank
+        else None
+    )
+    footer = _pairs(
+        [
+            (_l("engine", lang), details.get("engine")),
+            (_l("rerank", lang), reranked),
+            (_l("run_time", lang), trace.get("run_time")),
+        ]
+    )
+    if footer:
+        blocks.append(context(footer))
+    return blocks
+
+
+def paginate(blocks: list[Block], *, per_page: int = MODAL_BLOCKS_MAX - 2) -> list[list[Block]]:
+    """Pages of at most per_page blocks (room is left for the navigation block) and bounded text."""
+    pages: list[list[Block]] = [[]]
+    for block in blocks:
+        page = pages[-1]
+        too_long = sum(block_chars(b) for b in page) + block_chars(block) > MESSAGE_BLOCK_CHARS_MAX
+        if page and (len(page) >= per_page or too_long):
+            pages.append([])
+        pages[-1].append(block)
+    return pages
+
+
+def trace_modal(record: Record, *, page: int = 0, per_page: int = MODAL_BLOCKS_MAX - 2) -> dict[str, Any]:
+    """The modal view for one page of a record's trace (page is clamped into range)."""
+    lang = record_lang(record)
+    pages = paginate(trace_blocks(record), per_page=per_page)
+    page = max(0, min(page, len(pages) - 1))
+    blocks = list(pages[page])
+    if len(pages) > 1:
+        nav = []
+        if page > 0:
+            nav.append(
+                button(
+                    t("previous_page", lang),
+                    action_id=f"{PAGE_ACTION_PREFIX}_prev",
+                    value=f"{record.id}:{page - 1}",
+                )
+            )
+        if page < len(pages) - 1:
+            nav.append(
+                button(
+                    t("next_page", lang),
+                    action_id=f"{PAGE_ACTION_PREFIX}_next",
+                    value=f"{record.id}:{page + 1}",
+                )
+            )
+        blocks.append(context(t("page", lang, page=page + 1, pages=len(pages))))
+        blocks.append(actions(*nav, block_id="kb_trace_nav"))
+    return {
+        "type": "modal",
+        "callback_id": TRACE_CALLBACK,
+        "title": {"type": "plain_text", "text": t("trace_title", lang)[:24]},
+        "close": {"type": "plain_text", "text": t("close", lang)[:24]},
+        "private_metadata": json.dumps({"record": record.id, "page": page}),
+        "blocks": blocks,
+    }

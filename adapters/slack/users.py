@@ -1,0 +1,46 @@
+"""Display names for mentioned users (users.info, cached), so "<@U123>" reads as "@alice" in questions."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.markup import mentioned_user_ids, to_plain_text
+from adapters.slack.slack_errors import error_code
+
+log = logging.getLogger(__name__)
+
+MAX_CACHED = 5000
+
+
+class UserNames:
+    """users.info lookups with a cache; a failed lookup simply leaves the mention out."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+        self._names: dict[str, str] = {}
+
+    async def name(self, user_id: str) -> str:
+        """The user's display name, or "" when it cannot be read."""
+        if user_id in self._names:
+            return self._names[user_id]
+        name = ""
+        try:
+            response = await self.client.users_info(user=user_id)
+            user = response.get("user") or {}
+            profile = user.get("profile") or {}
+            name = str(profile.get("display_name") or user.get("real_name") or user.get("name") or "")
+        except SlackApiError as exc:
+            log.debug("users.info %s failed: %s", user_id, error_code(exc))
+        if len(self._names) >= MAX_CACHED:
+            self._names.clear()
+        self._names[user_id] = name
+        return name
+
+    async def plain_text(self, text: str, *, bot_user_id: str) -> str:
+        """The message as plain text, other users' mentions resolved to @name."""
+        others = [user for user in mentioned_user_ids(text) if user != bot_user_id]
+        names = {user: await self.name(user) for user in others}
+        return to_plain_text(text, bot_user_id=bot_user_id, user_names={k: v for k, v in names.items() if v})

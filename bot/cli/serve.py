@@ -1,0 +1,136 @@
+"""`kb serve`: run the Slack bot, in Socket Mode (SLACK_APP_TOKEN set) or HTTP mode on --port."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from slack_sdk.errors import SlackApiError
+
+from adapters.slack.app import SlackBot, SlackOptions, build_web_client
+from adapters.slack.pipeline_port import AnswerPipeline
+from adapters.slack.slack_errors import error_code
+from adapters.slack.web import EVENTS_PATH, build_web_app
+from bot.settings import Settings
+
+DEFAULT_PORT = 3000
+
+
+def register(commands: Any) -> None:
+    """Add `kb serve` to the command line."""
+    parser = commands.add_parser(
+        "serve",
+        help="run the Slack bot (Socket Mode when SLACK_APP_TOKEN is set, else HTTP on --port)",
+        description="Run the Slack bot. Needs SLACK_BOT_TOKEN, and SLACK_APP_TOKEN (Socket Mode) or "
+        "SLACK_SIGNING_SECRET (HTTP mode, POST /slack/events, GET /healthz). SLACK_API_URL overrides "
+        "the Web API base URL.",
+    )
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="HTTP mode port (default 3000)")
+    parser.add_argument("--host", default="0.0.0.0", help="HTTP mode interface (default all)")
+    parser.set_defaults(handler=serve)
+
+
+def missing_setting(settings: Settings) -> str | None:
+    """A clear message naming the first missing Slack setting, or None when the bot can start."""
+    if not (settings.slack_bot_token or "").strip():
+        return (
+            "SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from your Slack app's "
+            "'OAuth & Permissions' page (see docs/slack.md)."
+        )
+    if not (settings.slack_app_token or settings.slack_signing_secret):
+        return (
+            "Neither SLACK_APP_TOKEN nor SLACK_SIGNING_SECRET is set: set SLACK_APP_TOKEN (xapp-…, "
+            "connections:write) for Socket Mode, or SLACK_SIGNING_SECRET ('Basic Information' page) "
+            "for HTTP mode (see docs/slack.md)."
+        )
+    return None
+
+
+async def serve(args: argparse.Namespace, settings: Settings) -> int:
+    """The `kb serve` handler: check settings, build the services, run until SIGINT/SIGTERM."""
+    problem = missing_setting(settings)
+    if problem:
+        print(f"kb serve: {problem}", file=sys.stderr)
+        return 2
+    from bot.compose import build_services  # the composition root owns the pipeline
+
+    async with build_services(settings) as services:
+        return await run_server(services.settings, services.pipeline, port=args.port, host=args.host)
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+
+
+async def run_server(
+    settings: Settings,
+    pipeline: AnswerPipeline,
+    *,
+    port: int = DEFAULT_PORT,
+    host: str = "0.0.0.0",
+    options: SlackOptions | None = None,
+    stop: asyncio.Event | None = None,
+) -> int:
+    """Serve Slack until `stop` is set (or a signal arrives); in-flight answers are finished or interrupted."""
+    stop = stop or asyncio.Event()
+    _stop_on_signals(stop)
+    socket_mode = bool(settings.slack_app_token)
+    async with aiohttp.ClientSession() as session:
+        client = build_web_client(settings.slack_bot_token, base_url=settings.slack_api_url, session=session)
+        bot = SlackBot(
+            client=client,
+            pipeline=pipeline,
+            channel_config=settings.channel,
+            signing_secret=settings.slack_signing_secret,
+            socket_mode=socket_mode,
+            options=options,
+        )
+        try:
+            identity = await bot.start()
+        except SlackApiError as exc:
+            print(
+                f"kb serve: Slack rejected SLACK_BOT_TOKEN (auth.test: {error_code(exc)}).", file=sys.stderr
+            )
+            return 2
+        except aiohttp.ClientError as exc:
+            print(f"kb serve: cannot reach the Slack Web API at {client.base_url}: {exc}", file=sys.stderr)
+            return 2
+        if socket_mode:
+            await _run_socket_mode(bot, settings, client, stop)
+        else:
+            runner = web.AppRunner(build_web_app(bot))
+            await runner.setup()
+            site = web.TCPSite(runner, host, port)
+            await site.start()
+            print(
+                f"kb serve: bot <@{identity.user_id}> in {identity.team_id}; HTTP mode on {host}:{port}{EVENTS_PATH}",
+                flush=True,
+            )
+            await stop.wait()
+            await site.stop()  # no new requests; answers already started keep running
+            interrupted = await bot.shutdown()
+            await runner.cleanup()
+            print(f"kb serve: stopped ({interrupted} answer(s) interrupted)", flush=True)
+    return 0
+
+
+async def _run_socket_mode(bot: SlackBot, settings: Settings, client: Any, stop: asyncio.Event) -> None:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+    handler: Any = AsyncSocketModeHandler(bot.app, app_token=settings.slack_app_token, web_client=client)
+    await handler.connect_async()
+    print("kb serve: connected in Socket Mode", flush=True)
+    await stop.wait()
+    await handler.disconnect_async()
+    interrupted = await bot.shutdown()
+    await handler.close_async()
+    print(f"kb serve: stopped ({interrupted} answer(s) interrupted)", flush=True)

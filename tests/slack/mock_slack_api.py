@@ -1,0 +1,215 @@
+"""A local mock of the Slack Web API (aiohttp), in the spirit of bolt-python's tests/mock_web_api_server.
+
+It records every call, validates every message and view against Block Kit limits (violations are kept
+in `violations` and answered with `invalid_blocks`; the test fixture fails on any), keeps the state of
+posted messages and views, and can answer 429 with Retry-After for chosen methods, either a fixed number
+of times or whenever a Tier-style per-minute budget is exceeded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import math
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import WSMsgType, web
+
+from tests.slack.block_kit_limits import check_message, check_view
+from tests.slack.mock_slack_methods import PostedMessage, SlackMethods
+
+MESSAGE_METHODS = {"chat.postMessage", "chat.update", "chat.postEphemeral"}
+VIEW_METHODS = {"views.open", "views.update", "views.push"}
+
+
+@dataclass
+class ApiCall:
+    """One request the mock received."""
+
+    method: str
+    params: dict[str, Any]
+    at: float
+    status: int = 200
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+class MockSlackApi(SlackMethods):
+    """The mock workspace: start() it, point AsyncWebClient(base_url=mock.url) at it."""
+
+    def __init__(self, *, team_id: str = "T1", bot_user_id: str = "UBOT", bot_id: str = "BBOT") -> None:
+        self.team_id, self.bot_user_id, self.bot_id = team_id, bot_user_id, bot_id
+        self.calls: list[ApiCall] = []
+        self.messages: dict[tuple[str, str], PostedMessage] = {}
+        self.ephemerals: list[dict[str, Any]] = []
+        self.responses: list[dict[str, Any]] = []
+        self.views: dict[str, dict[str, Any]] = {}
+        self.violations: list[str] = []
+        self.channels: dict[str, dict[str, Any]] = {}
+        self.members: dict[str, list[str]] = {}
+        self.user_names: dict[str, str] = {}
+        self.failing: dict[str, str] = {}
+        self.members_page_size = 2
+        self.rate_limited: Counter[str] = Counter()
+        self._forced_429: dict[str, deque[int]] = {}
+        self._tiers: dict[str, tuple[int, float]] = {}
+        self._windows: dict[str, deque[float]] = {}
+        self._ts = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        self.changed = asyncio.Event()
+        self.socket_envelopes: list[dict[str, Any]] = []  # pushed to a Socket Mode client when it connects
+        self.socket_acks: list[dict[str, Any]] = []
+
+    # ---------- control
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def response_url(self, name: str = "r") -> str:
+        return f"http://127.0.0.1:{self.port}/respond/{name}"
+
+    def add_channel(
+        self, channel_id: str, *, members: list[str], is_im: bool = False, user: str = ""
+    ) -> None:
+        """Make conversations.info / conversations.members know a channel."""
+        self.channels[channel_id] = {"id": channel_id, "is_im": is_im, "user": user, "is_archived": False}
+        self.members[channel_id] = list(members)
+
+    def throttle(self, method: str, *, times: int = 1, retry_after: int = 1) -> None:
+        """The next `times` calls of method get 429 with this Retry-After."""
+        self._forced_429.setdefault(method, deque()).extend([retry_after] * times)
+
+    def tier_limit(self, method: str, *, per_minute: int, window: float = 60.0) -> None:
+        """Enforce a sliding-window budget on method, answering 429 (with Retry-After) beyond it."""
+        self._tiers[method] = (per_minute, window)
+        self._windows[method] = deque()
+
+    def calls_to(self, method: str) -> list[ApiCall]:
+        return [call for call in self.calls if call.method == method and call.status == 200]
+
+    async def wait_for(self, predicate: Any, *, within: float = 5.0) -> None:
+        """Wait until predicate() is true (re-checked on every call the mock receives)."""
+        deadline = time.monotonic() + within
+        while not predicate():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError("timed out waiting for the mock Slack API")
+            self.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), timeout=min(remaining, 0.1))
+
+    # ---------- server
+    async def start(self) -> MockSlackApi:
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._handle)
+        app.router.add_get("/api/{method}", self._handle)
+        app.router.add_post("/respond/{name}", self._respond)
+        app.router.add_get("/link", self._socket)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _params(self, request: web.Request) -> dict[str, Any]:
+        params: dict[str, Any] = dict(request.query)
+        body = await request.text()
+        if body:
+            if request.content_type == "application/json":
+                params.update(json.loads(body))
+            else:
+                params.update(dict(parse_qsl(body, keep_blank_values=True)))
+        return {key: _decode(value) for key, value in params.items()}
+
+    def _throttled(self, method: str) -> int | None:
+        forced = self._forced_429.get(method)
+        if forced:
+            return forced.popleft()
+        if method in self._tiers:
+            limit, window = self._tiers[method]
+            spent, now = self._windows[method], time.monotonic()
+            while spent and spent[0] <= now - window:
+                spent.popleft()
+            if len(spent) >= limit:
+                return max(1, math.ceil(spent[0] + window - now))
+            spent.append(now)
+        return None
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params = await self._params(request)
+        call = ApiCall(method, params, time.monotonic())
+        self.calls.append(call)
+        try:
+            retry_after = self._throttled(method)
+            if retry_after is not None:
+                call.status = 429
+                self.rate_limited[method] += 1
+                return web.json_response(
+                    {"ok": False, "error": "ratelimited"},
+                    status=429,
+                    headers={"Retry-After": str(retry_after)},
+                )
+            token_kind = "Bearer xapp-" if method == "apps.connections.open" else "Bearer xoxb-"
+            if not request.headers.get("Authorization", "").startswith(token_kind):
+                return web.json_response({"ok": False, "error": "not_authed"})
+            if request.headers["Authorization"] == "Bearer xoxb-invalid":
+                return web.json_response({"ok": False, "error": "invalid_auth"})
+            if method in self.failing:
+                return web.json_response({"ok": False, "error": self.failing[method]})
+            problems = self._validate(method, params)
+            if problems:
+                self.violations.extend(problems)
+                return web.json_response({"ok": False, "error": "invalid_blocks", "problems": problems})
+            handler = getattr(self, "_" + method.replace(".", "_"), None)
+            return web.json_response(handler(params) if handler else {"ok": True})
+        finally:
+            self.changed.set()
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        payload = json.loads(await request.text() or "{}")
+        problems = check_message(payload, method="response_url")
+        self.violations.extend(problems)
+        self.responses.append({"name": request.match_info["name"], **payload})
+        self.changed.set()
+        return web.Response(text="ok" if not problems else "invalid_blocks")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        """Socket Mode: say hello, push the queued envelopes, record the client's acks."""
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.send_json({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A1"}})
+        for envelope in self.socket_envelopes:
+            await socket.send_json(envelope)
+        async for frame in socket:
+            if frame.type == WSMsgType.TEXT:
+                self.socket_acks.append(json.loads(frame.data))
+                self.changed.set()
+        return socket
+
+    def _validate(self, method: str, params: dict[str, Any]) -> list[str]:
+        if method in MESSAGE_METHODS:
+            return check_message(params, method=method)
+        if method in VIEW_METHODS:
+            return check_view(params.get("view"), method=method)
+        return []

@@ -1,0 +1,161 @@
+"""End to end: `kb serve` in HTTP mode as a subprocess, against the mock Slack Web API, answering signed events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.slack.harness import SECRET, sign
+from tests.slack.mock_slack_api import MockSlackApi
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY_GUIDE = """# Deploy guide
+
+## Deploying
+
+Deploys run with `make deploy` from the main branch after the release tag is pushed.
+
+## Rolling back
+
+A rollback uses `make rollback` and restores the previous release within five minutes.
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _signed(body: str) -> dict[str, str]:
+    stamp = int(time.time())
+    return {
+        "Content-Type": "application/json",
+        "X-Slack-Request-Timestamp": str(stamp),
+        "X-Slack-Signature": sign(body, timestamp=stamp),
+    }
+
+
+def _event(event_id: str, **event: str) -> str:
+    return json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": "T1",
+            "api_app_id": "A1",
+            "event_id": event_id,
+            "event_time": int(time.time()),
+            "event": {"team": "T1", "channel": "C1", "user": "U1", **event},
+        }
+    )
+
+
+@pytest.fixture
+def environment(tmp_path: Path, isolated_env: Path) -> dict[str, str]:
+    """KB_HOME with an ingested "team" dataset, and a KB_CONFIG scoping every channel to it."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "deploy.md").write_text(DEPLOY_GUIDE, encoding="utf-8")
+    config = tmp_path / "kb.toml"
+    config.write_text('[channels.default]\ndatasets = ["team"]\n', encoding="utf-8")
+    env = {**os.environ, "KB_HOME": str(isolated_env), "KB_CONFIG": str(config), "KB_MODEL": "extractive"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "ingest", str(corpus), "--dataset", "team"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return env
+
+
+@pytest.mark.slow
+async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
+    environment: dict[str, str],
+) -> None:
+    """Signed events to a real `kb serve` produce a placeholder edited into a sourced answer, then a follow-up."""
+    mock = await MockSlackApi().start()
+    port = _free_port()
+    env = {
+        **environment,
+        "SLACK_BOT_TOKEN": "xoxb-test",
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": mock.url,
+    }
+    server = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        "--port",
+        str(port),
+        env=env,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            for _ in range(600):
+                try:
+                    async with http.get(f"{base}/healthz") as response:
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.1)
+            else:
+                pytest.fail("kb serve did not become healthy")
+            mention = _event("Ev1", type="app_mention", text="<@UBOT> How do deploys run?", ts="1700.000100")
+            async with http.post(f"{base}/slack/events", data=mention, headers=_signed(mention)) as response:
+                assert response.status == 200
+            forged = _event("Ev2", type="app_mention", text="<@UBOT> forged", ts="1700.000150")
+            headers = {**_signed(forged), "X-Slack-Signature": "v0=" + "0" * 64}
+            async with http.post(f"{base}/slack/events", data=forged, headers=headers) as response:
+                assert response.status == 401
+            await mock.wait_for(
+                lambda: "Sources" in "".join(m.block_text() for m in mock.thread("C1", "1700.000100")),
+                within=60,
+            )
+            follow_up = _event(
+                "Ev3",
+                type="message",
+                channel_type="channel",
+                text="How does a rollback restore the previous release?",
+                ts="1700.000200",
+                thread_ts="1700.000100",
+            )
+            async with http.post(
+                f"{base}/slack/events", data=follow_up, headers=_signed(follow_up)
+            ) as response:
+                assert response.status == 200
+            await mock.wait_for(
+                lambda: (
+                    len(mock.thread("C1", "1700.000100")) == 2
+                    and "Sources" in mock.thread("C1", "1700.000100")[1].block_text()
+                ),
+                within=60,
+            )
+    finally:
+        server.send_signal(signal.SIGTERM)
+        stdout, stderr = await asyncio.wait_for(server.communicate(), 60)
+        await mock.close()
+    first, second = mock.thread("C1", "1700.000100")
+    assert "make deploy" in first.block_text() and "Deploy guide" in first.block_text()
+    assert "make rollback" in second.block_text()
+    assert "⏳" in str(first.versions[0]["blocks"]) and "⏳" not in first.block_text()
+    assert not any("forged" in m.block_text() for m in mock.messages.values())
+    assert server.returncode == 0, stderr.decode()
+    assert "HTTP mode on" in stdout.decode() and "stopped (0 answer(s) interrupted)" in stdout.decode()
+    assert mock.violations == []

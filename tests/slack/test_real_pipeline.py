@@ -1,0 +1,142 @@
+"""The main Slack scenarios against core's real Pipeline (fake engine and knowledge base behind it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from core.models import RecordStatus
+from tests.slack.harness import SlackHarness
+from tests.slack.real_pipeline import RealPipeline, build_real_pipeline
+
+
+@pytest.fixture
+async def real() -> AsyncIterator[tuple[SlackHarness, RealPipeline]]:
+    """A running bot whose pipeline is core.pipeline.Pipeline."""
+    parts = build_real_pipeline()
+    harness = await SlackHarness(pipeline=parts.pipeline).start()
+    try:
+        yield harness, parts
+    finally:
+        await harness.close()
+        await harness.mock.close()
+    assert harness.mock.violations == []
+
+
+async def test_a_question_is_answered_in_place_with_sources_and_a_trace_summary(
+    real: tuple[SlackHarness, RealPipeline],
+) -> None:
+    """Placeholder, phase edits, then the real pipeline's answer with numbered sources and the summary line."""
+    slack, parts = real
+    parts.engine.answers.append(["Use ", "**make deploy** ", "[1]."])
+    await slack.event(slack.mention("How do deploys run?", ts="1400.000100"))
+    await slack.bot.wait_idle(10)
+    [reply] = slack.mock.thread("C1", "1400.000100")
+    seen = " ".join(json.dumps(v["blocks"], ensure_ascii=False) for v in reply.versions)
+    assert "working on it" in seen
+    final = reply.block_text()
+    assert "Use *make deploy* [1]." in final and "[1] Ops guide › Deploying" in final
+    assert "Retrieval: 1 round" in final
+    [record] = parts.store.records.values()
+    assert record.status == RecordStatus.ANSWERED and record.reply_ref == f"C1:{reply.ts}"
+    assert record.event_key == "slack:T1:C1:1400.000100"
+
+
+async def test_a_follow_up_without_mention_continues_the_same_conversation(
+    real: tuple[SlackHarness, RealPipeline],
+) -> None:
+    """The plain reply in the thread is answered with the first turn as history (it is rewritten)."""
+    slack, parts = real
+    await slack.event(slack.mention("How do deploys run?", ts="1400.000200"))
+    await slack.bot.wait_idle(10)
+    await slack.event(slack.message("and rollbacks?", ts="1400.000300", thread_ts="1400.000200"))
+    await slack.bot.wait_idle(10)
+    assert len(slack.mock.thread("C1", "1400.000200")) == 2
+    [(history, question)] = parts.engine.calls("rewrite")
+    assert question == "and rollbacks?" and history[0].question == "How do deploys run?"
+
+
+async def test_two_questions_in_one_thread_are_answered_in_order(
+    real: tuple[SlackHarness, RealPipeline],
+) -> None:
+    """The second question waits on the conversation lock with a queued placeholder, then is answered."""
+    slack, parts = real
+    parts.engine.answer_delay = 0.05
+    parts.engine.answers.extend([["first ", "answer ", "[1]"], ["second ", "answer ", "[1]"]])
+    await slack.event(slack.mention("How do deploys run?", ts="1400.000400"))
+    await slack.event(slack.message("and rollbacks?", ts="1400.000500", thread_ts="1400.000400"))
+    await slack.bot.wait_idle(10)
+    first, second = slack.mock.thread("C1", "1400.000400")
+    assert "first answer" in first.block_text() and "second answer" in second.block_text()
+    assert "ahead in this thread" in json.dumps(second.versions[0]["blocks"])
+    records = sorted(parts.store.records.values(), key=lambda r: r.id)
+    assert [r.question for r in records] == ["How do deploys run?", "and rollbacks?"]
+
+
+async def test_a_too_long_question_fails_with_its_size_in_the_users_language(
+    real: tuple[SlackHarness, RealPipeline],
+) -> None:
+    """The real validation rejects a 5000-token Chinese question; the placeholder says so in Chinese."""
+    slack, parts = real
+    await slack.event(slack.mention("预算" * 5000, ts="1400.000600"))
+    await slack.bot.wait_idle(10)
+    [reply] = slack.mock.thread("C1", "1400.000600")
+    assert reply.block_text().startswith("⚠️ 问题太长") and "4000" in reply.block_text()
+    assert not any(r.status == RecordStatus.ANSWERED for r in parts.store.records.values())
+
+
+async def test_a_crash_left_pending_is_recovered_by_the_real_pipeline(
+    real: tuple[SlackHarness, RealPipeline],
+) -> None:
+    """A record left pending is marked interrupted on the next start and its placeholder edited."""
+    slack, parts = real
+    gate = asyncio.Event()
+    original = parts.engine.answer
+
+    async def slow(request):  # type: ignore[no-untyped-def]
+        await gate.wait()
+        async for item in original(request):
+            yield item
+
+    parts.engine.answer = slow  # type: ignore[method-assign]
+    await slack.event(slack.mention("How do deploys run?", ts="1400.000700"))
+    await slack.mock.wait_for(
+        lambda: any(r.status == RecordStatus.PENDING for r in parts.store.records.values())
+    )
+    await asyncio.sleep(0.1)
+    restarted_parts = build_real_pipeline(parts.store)
+    restarted = await SlackHarness(pipeline=restarted_parts.pipeline, mock=slack.mock).start()
+    await restarted.close()
+    [reply] = slack.mock.thread("C1", "1400.000700")
+    assert "interrupted" in reply.block_text()
+    assert {r.status for r in parts.store.records.values()} == {RecordStatus.INTERRUPTED}
+    gate.set()
+
+
+async def test_the_compact_shortcut_reports_the_real_compaction_result(
+    real: tuple[SlackHarness, RealPipeline],
+) -> None:
+    """Manual compaction of a short thread reports that it is under budget."""
+    slack, _ = real
+    await slack.event(slack.mention("How do deploys run?", ts="1400.000800"))
+    await slack.bot.wait_idle(10)
+    await slack.shortcut(
+        "compact_thread", channel="C1", message={"ts": "1400.000800", "text": "x", "user": "U1"}
+    )
+    await slack.mock.wait_for(lambda: len(slack.mock.ephemerals) == 1)
+    assert "Nothing to compact: the context is under budget" in slack.mock.ephemerals[0]["text"]
+
+
+async def test_the_trace_modal_renders_a_real_record(real: tuple[SlackHarness, RealPipeline]) -> None:
+    """The "Show retrieval trace" shortcut renders the real pipeline's trace within Block Kit limits."""
+    slack, _ = real
+    await slack.event(slack.mention("行政复议的申请期限是多久?", ts="1400.000900"))
+    await slack.bot.wait_idle(10)
+    await slack.shortcut("show_trace", channel="C1", message={"ts": "1400.000900", "text": "x", "user": "U1"})
+    await slack.mock.wait_for(lambda: len(slack.mock.views) == 1)
+    [view] = slack.mock.views.values()
+    assert view["title"]["text"] == "检索轨迹"
+    assert "第 1 轮" in json.dumps(view["blocks"], ensure_ascii=False)

@@ -1,0 +1,179 @@
+"""`kb serve`: clear messages for missing or rejected settings, and a real HTTP server with /healthz."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import time
+
+import aiohttp
+import pytest
+
+from adapters.slack.app import SlackOptions
+from bot.cli.serve import register, run_server, serve
+from bot.settings import ChannelConfig, Settings
+from tests.slack.fake_pipeline import FakePipeline
+from tests.slack.harness import SECRET, sign
+from tests.slack.mock_slack_api import MockSlackApi
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+ARGS = argparse.Namespace(port=3000, host="127.0.0.1")
+
+
+async def test_serve_without_a_bot_token_says_which_setting_is_missing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No SLACK_BOT_TOKEN: exit code 2 and a message naming it."""
+    assert await serve(ARGS, Settings()) == 2
+    assert "SLACK_BOT_TOKEN is not set" in capsys.readouterr().err
+
+
+async def test_http_mode_without_a_signing_secret_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bot token but neither an app token nor a signing secret: the message names both options."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+    assert await serve(ARGS, Settings()) == 2
+    assert "SLACK_SIGNING_SECRET" in capsys.readouterr().err
+
+
+def test_serve_is_registered_with_a_port_option() -> None:
+    """`kb serve --port N` parses, defaulting to 3000."""
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    assert parser.parse_args(["serve"]).port == 3000
+    assert parser.parse_args(["serve", "--port", "4100"]).port == 4100
+
+
+async def test_a_rejected_token_is_reported_at_start(capsys: pytest.CaptureFixture[str]) -> None:
+    """auth.test failing with invalid_auth stops the server with a clear message."""
+    mock = await MockSlackApi().start()
+    try:
+        settings = Settings(
+            slack_bot_token="xoxb-invalid", slack_signing_secret=SECRET, slack_api_url=mock.url
+        )
+        assert await run_server(settings, FakePipeline(), port=_free_port(), host="127.0.0.1") == 2
+    finally:
+        await mock.close()
+    assert "Slack rejected SLACK_BOT_TOKEN (auth.test: invalid_auth)" in capsys.readouterr().err
+
+
+async def test_http_mode_serves_healthz_and_signed_events_until_stopped() -> None:
+    """run_server answers /healthz, verifies signatures, answers an event, and stops cleanly."""
+    mock = await MockSlackApi().start()
+    port, stop, pipeline = _free_port(), asyncio.Event(), FakePipeline()
+    settings = Settings(
+        slack_bot_token="xoxb-test",
+        slack_signing_secret=SECRET,
+        slack_api_url=mock.url,
+        channels={"default": ChannelConfig(datasets=["docs"])},
+    )
+    server = asyncio.create_task(
+        run_server(
+            settings,
+            pipeline,
+            port=port,
+            host="127.0.0.1",
+            options=SlackOptions(min_edit_interval=0.05),
+            stop=stop,
+        )
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            for _ in range(100):
+                try:
+                    async with http.get(f"{base}/healthz") as response:
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            body = json.dumps(
+                {
+                    "type": "event_callback",
+                    "team_id": "T1",
+                    "event_id": "Ev1",
+                    "event": {
+                        "type": "app_mention",
+                        "text": "<@UBOT> hello?",
+                        "user": "U1",
+                        "ts": "1500.000100",
+                        "channel": "C5",
+                    },
+                }
+            )
+            stamp = int(time.time())
+            headers = {
+                "Content-Type": "application/json",
+                "X-Slack-Request-Timestamp": str(stamp),
+                "X-Slack-Signature": sign(body, timestamp=stamp),
+            }
+            async with http.post(f"{base}/slack/events", data=body, headers=headers) as response:
+                assert response.status == 200
+            await mock.wait_for(
+                lambda: (
+                    "The answer is in the guide"
+                    in "".join(m.block_text() for m in mock.thread("C5", "1500.000100"))
+                )
+            )
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(server, 10) == 0
+        await mock.close()
+    assert mock.violations == []
+
+
+async def test_socket_mode_receives_an_event_over_the_websocket_and_answers() -> None:
+    """With SLACK_APP_TOKEN set, the bot connects over Socket Mode, acks the envelope and answers."""
+    mock = await MockSlackApi().start()
+    mock.socket_envelopes.append(
+        {
+            "envelope_id": "env-1",
+            "type": "events_api",
+            "accepts_response_payload": False,
+            "payload": {
+                "type": "event_callback",
+                "team_id": "T1",
+                "event_id": "EvS1",
+                "event": {
+                    "type": "app_mention",
+                    "text": "<@UBOT> over the socket?",
+                    "user": "U1",
+                    "ts": "1600.000100",
+                    "channel": "C6",
+                },
+            },
+        }
+    )
+    stop = asyncio.Event()
+    settings = Settings(
+        slack_bot_token="xoxb-test",
+        slack_app_token="xapp-test",
+        slack_api_url=mock.url,
+        channels={"default": ChannelConfig(datasets=["docs"])},
+    )
+    server = asyncio.create_task(
+        run_server(settings, FakePipeline(), options=SlackOptions(min_edit_interval=0.05), stop=stop)
+    )
+    try:
+        await mock.wait_for(
+            lambda: (
+                "The answer is in the guide"
+                in "".join(m.block_text() for m in mock.thread("C6", "1600.000100"))
+            ),
+            within=10,
+        )
+        assert {"envelope_id": "env-1"} in [{"envelope_id": a.get("envelope_id")} for a in mock.socket_acks]
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(server, 10) == 0
+        await mock.close()
+    assert mock.violations == []
