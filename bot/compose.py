@@ -76,15 +76,17 @@ def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
     return engine, (extractive if settings.kb_answer_fallback else None)
 
 
-def build_reranker(settings: Settings, embedders: EmbedderRegistry) -> tuple[Reranker, Reranker | None]:
+def build_reranker(settings: Settings) -> tuple[Reranker, Reranker | None]:
     """The final reranker: the HTTP rerank API when configured (local fusion as its fallback), else local."""
-    local = LocalReranker(embedders(settings.kb_embedding_model))
+    # Lexical + retrieval-score fusion; embedding the candidates again measured no gain on HotpotQA.
+    local = LocalReranker()
     if settings.kb_rerank_url:
         from adapters.http_reranker import HttpReranker
 
-        return HttpReranker(
-            settings.kb_rerank_url, model=settings.kb_rerank_model, api_key=settings.openai_api_key
-        ), local
+        reranker = HttpReranker(
+            settings.kb_rerank_url, model=settings.kb_rerank_model, api_key=settings.kb_rerank_api_key
+        )
+        return reranker, local
     return local, None
 
 
@@ -127,7 +129,7 @@ async def build_services(
         kb = await stack.enter_async_context(open_knowledge_base(settings, embedders=embedders))
         if engine is None:
             engine, fallback_engine = build_engine(settings)
-        reranker, fallback_reranker = build_reranker(settings, embedders)
+        reranker, fallback_reranker = build_reranker(settings)
         classifier = None
         if settings.kb_classifier_url:
             from adapters.classifier_client import HttpComplexityClassifier

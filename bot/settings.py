@@ -132,6 +132,7 @@ class Settings(BaseSettings):
     kb_classifier_timeout: float = 2.0
     kb_rerank_url: str | None = None
     kb_rerank_model: str | None = None
+    kb_rerank_api_key: str | None = None
 
     slack_bot_token: str | None = None
     slack_app_token: str | None = None

@@ -152,6 +152,10 @@ class ConversationStore(Protocol):
         """Create the conversation if needed; returns its id."""
         ...
 
+    async def find_conversation(self, key: ConversationKey) -> str | None:
+        """The conversation's id if it exists, without creating it."""
+        ...
+
     async def add_question(
         self,
         conversation_id: str,

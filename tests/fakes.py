@@ -229,6 +229,9 @@ class InMemoryConversationStore:
         self.conversations.setdefault(conversation_id, key)
         return conversation_id
 
+    async def find_conversation(self, key: ConversationKey) -> str | None:
+        return key.as_id() if key.as_id() in self.conversations else None
+
     async def add_question(
         self,
         conversation_id: str,

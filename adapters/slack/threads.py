@@ -13,12 +13,8 @@ MAX_CACHED = 10000
 
 
 async def conversation_id(store: ConversationStore, key: ConversationKey) -> str | None:
-    """The stored conversation for key, without creating one when the store can look it up."""
-    find = getattr(store, "find_conversation", None)
-    if find is not None:
-        found = await find(key)
-        return str(found) if found else None
-    return await store.ensure_conversation(key)
+    """The stored conversation for key, without creating one."""
+    return await store.find_conversation(key)
 
 
 async def thread_records(store: ConversationStore, key: ConversationKey) -> list[Record]:

@@ -67,6 +67,10 @@ class SqlConversationStore:
         )
         return conversation_id
 
+    async def find_conversation(self, key: ConversationKey) -> str | None:
+        row = await self._db.fetchrow("SELECT id FROM conversations WHERE id = ?", (key.as_id(),))
+        return None if row is None else str(row["id"])
+
     async def add_question(
         self,
         conversation_id: str,

@@ -121,8 +121,8 @@ async def run_chat(args: argparse.Namespace, settings: Settings) -> int:
 async def run_history(args: argparse.Namespace, settings: Settings) -> int:
     """Print a conversation's records, oldest first."""
     async with build_services(settings) as services:
-        conversation_id = await services.store.ensure_conversation(_key(args.conversation))
-        records = await services.store.list_records(conversation_id)
+        conversation_id = await services.store.find_conversation(_key(args.conversation))
+        records = await services.store.list_records(conversation_id) if conversation_id else []
         if not records:
             print(f"no records in conversation {args.conversation}", file=sys.stderr)
             return 1

@@ -93,6 +93,15 @@ async def test_ensure_conversation_is_idempotent(store: SqlConversationStore) ->
     assert await new_conversation(store) == first == "slack:T1:C1:1700000000.000100"
 
 
+async def test_find_conversation_never_creates_one(store: SqlConversationStore) -> None:
+    """find_conversation answers None for an unknown key and creates nothing; the id once it exists."""
+    key = ConversationKey(source="slack", team_id="T1", channel_id="C9", thread_ts="7.0")
+    assert await store.find_conversation(key) is None
+    assert await store.find_conversation(key) is None
+    created = await store.ensure_conversation(key)
+    assert await store.find_conversation(key) == created
+
+
 async def test_a_used_event_key_returns_the_existing_record(store: SqlConversationStore) -> None:
     """A retried event (same key) gets the stored record back with created=False; no second record."""
     conversation = await new_conversation(store)

@@ -1,0 +1,34 @@
+"""Type-level check (run by mypy in the suite) that the fakes and adapters implement core's ports."""
+
+from __future__ import annotations
+
+from adapters.chroma_kb import ChromaKnowledgeBase
+from adapters.extractive import ExtractiveEngine
+from adapters.openai_model import OpenAIChatModel
+from adapters.sql_store import SqlConversationStore
+from core.locks import LocalConversationLock
+from core.ports import ChatModel, ConversationLock, ConversationStore, DocumentIndex, Engine, KnowledgeBase
+from tests.fakes import (
+    FakeChatModel,
+    FakeDocumentIndex,
+    FakeEngine,
+    FakeKnowledgeBase,
+    InMemoryConversationStore,
+)
+
+
+def conforming(
+    store: SqlConversationStore,
+    fake_store: InMemoryConversationStore,
+    engine: ExtractiveEngine,
+    chroma: ChromaKnowledgeBase,
+    openai: OpenAIChatModel,
+) -> tuple[object, ...]:
+    """Assignments mypy checks against the Protocols; never called at run time."""
+    stores: tuple[ConversationStore, ConversationStore] = (store, fake_store)
+    engines: tuple[Engine, Engine] = (engine, FakeEngine())
+    kb: tuple[KnowledgeBase, KnowledgeBase] = (chroma, FakeKnowledgeBase())
+    index: tuple[DocumentIndex, DocumentIndex] = (chroma, FakeDocumentIndex())
+    chat: tuple[ChatModel, ChatModel] = (openai, FakeChatModel())
+    lock: ConversationLock = LocalConversationLock()
+    return stores, engines, kb, index, chat, lock
