@@ -141,17 +141,26 @@ class Pipeline:
             return CompactionReport(False, 0, 0, 0, "compaction not configured")
         return await self._compactor(conversation_id)
 
-    async def interrupt_pending(self) -> list[Record]:
-        """Mark records left pending (by a crash or shutdown) as interrupted; returns them."""
+    async def interrupt_pending(self, *, wait: float = 0.5) -> list[Record]:
+        """Mark records left pending by a crash or shutdown as interrupted; returns them.
+
+        A record counts as orphaned only when its conversation's lock can be taken within `wait` seconds:
+        another instance sharing the database holds that lock while it is still answering, so its work is
+        left alone.
+        """
         interrupted = []
         for record in await self.store.pending_records():
-            interrupted.append(
-                await self.store.fail_record(
-                    record.id,
-                    status=RecordStatus.INTERRUPTED,
-                    reason="interrupted: the bot stopped while answering",
-                )
-            )
+            try:
+                async with asyncio.timeout(wait), self.lock.hold(record.conversation_id):
+                    interrupted.append(
+                        await self.store.fail_record(
+                            record.id,
+                            status=RecordStatus.INTERRUPTED,
+                            reason="interrupted: the bot stopped while answering",
+                        )
+                    )
+            except TimeoutError:
+                log.info("record %s is still being answered elsewhere; leaving it", record.id)
         return interrupted
 
     async def _run(self, question: Question, emit: Callable[[Progress], Awaitable[None]]) -> None:

@@ -208,3 +208,14 @@ class FakeEngineNamed(FakeEngine):
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
+
+
+async def test_interrupt_pending_leaves_answers_in_progress_alone(harness: Harness) -> None:
+    """A pending record whose conversation is locked (being answered elsewhere) is not interrupted."""
+    busy, _ = await harness.store.add_question(KEY.as_id(), "being answered")
+    other = await harness.store.ensure_conversation(KEY.__class__(source="test", channel_id="C2"))
+    orphan, _ = await harness.store.add_question(other, "orphaned")
+    async with harness.lock.hold(KEY.as_id()):
+        interrupted = await harness.pipeline.interrupt_pending(wait=0.05)
+    assert [r.id for r in interrupted] == [orphan.id]
+    assert harness.store.records[busy.id].status == RecordStatus.PENDING
