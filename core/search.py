@@ -3,7 +3,7 @@
 Scores (all "higher is better"):
 
 * ``embedding``: cosine similarity ``1 - cosine distance`` as the store reports it.
-* ``keywords``: raw BM25 turned into [0, 1) by :func:`normalise_bm25` (``s / (s + k)``), so one
+* ``keywords``: raw BM25 turned into [0, 1) by :func:`normalise_bm25` (``s / (s + half)``), so one
   threshold scale works for every mode.
 * ``blend``: never the raw sum of the two (seed 003): cosine and BM25 live on different scales, so the
   sum is dominated by whichever happens to be larger. Two documented fusions are offered:
@@ -14,6 +14,10 @@ Scores (all "higher is better"):
   - :func:`relative_score_fuse`, Weaviate's relativeScoreFusion: each list is min-max normalised to
     [0, 1], then ``vector_weight * v + (1 - vector_weight) * k``; a hit missing from a list gets 0 there.
     It keeps how much better the top hits are, which pure ranks lose.
+
+  On 20 hand-labelled zh_laws questions (chunking as in core.chunking, USE-m3, jieba + bm25s, fused
+  over the top 100 of each list) the top-3 rate was embedding .65, keywords .65, RRF .70 and relative
+  score .85 (MRR .47 / .52 / .57 / .62).
 
   Both are deterministic: fused scores are rounded to 12 decimals (so summation-order noise cannot
   decide an order) and equal fused scores are ordered by id. :data:`FUSIONS` maps names to
@@ -220,9 +224,15 @@ def fuse(name: str, vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit]) -> 
 def normalise_bm25(scores: Sequence[float], *, half: float = BM25_HALF_SCORE) -> list[float]:
     """BM25 scores mapped to [0, 1) by saturation s / (s + half); 0 and negatives give 0.
 
-    Per-hit (a hit's value does not depend on the other hits or the limit, unlike division by the
-    best score), monotonic (order is kept) and absolute: a weak best match stays low, so a threshold
-    means the same for every query. half is the raw score that maps to 0.5.
+    Why saturation rather than division by the best score or min-max: it is per hit (a hit's value does
+    not depend on the other hits or on the limit), monotonic (order is kept) and absolute (a weak best
+    match stays low, so a threshold means the same for every query). ``half`` is the raw score mapped
+    to 0.5. With Lucene-style idf ``ln(1 + (N - df + .5) / (df + .5))`` one query term contributes
+    about its idf per match in a chunk of average length: on zh_laws (12.7k chunks) a distinctive term
+    (df ~ 100) gives ~4.8, one in a fifth of the chunks ~1.6, one in 40% ~0.9 and a near-stop-word
+    (df ~ 10,000) ~0.2. half = 4 puts one distinctive-term match near 0.55, and the default threshold
+    0.28 needs a raw score of ~1.6, so matches made only of very common words are dropped. Good
+    multi-term matches score 10-13 raw (0.71-0.76).
     """
     if half <= 0:
         raise ValueError("normalise_bm25 needs half > 0")

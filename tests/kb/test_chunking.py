@@ -202,6 +202,18 @@ def test_long_article_splits_within_the_limit() -> None:
     assert chunks[-1].text == "第十条 下一条。"
 
 
+def test_over_long_article_splits_evenly_without_a_tail_fragment() -> None:
+    """An article over the limit is split into as few chunks as greedy packing, of similar sizes."""
+    paragraphs = ["第三十条 " + ZH_SENTENCES[0] * 2, *(ZH_SENTENCES[i % 5] * 2 for i in range(1, 4))]
+    article = "\n\n".join(paragraphs)
+    limit = (
+        count_tokens("\n\n".join(paragraphs[:3])) + 1
+    )  # greedy would give 3 paragraphs + a 1-paragraph tail
+    chunks = chunk_markdown(article, max_tokens=limit)
+    assert_well_formed(chunks, limit)
+    assert [c.text for c in chunks] == ["\n\n".join(paragraphs[:2]), "\n\n".join(paragraphs[2:])]
+
+
 def test_wrapped_law_heading_is_rejoined() -> None:
     """A law chapter heading wrapped onto a short second line becomes one heading."""
     markdown = "## 第五章 没有划入军事禁区、军事管理区的\n\n军事设施的保护\n\n第三十条 正文。\n"
