@@ -22,7 +22,9 @@ def _engine(server: ModelServer) -> LlmEngine:
 async def test_rewrite_sends_history_as_data_at_temperature_zero(model_server: ModelServer) -> None:
     """The rewrite call is non-streaming, temperature 0, and carries the history and the rules."""
     model_server.enqueue("Java 基本数据类型各自占用多少内存")
-    history = [Turn(1, "Java 有哪些基本数据类型", "byte、short、int、long、float、double、char、boolean" * 20)]
+    history = [
+        Turn(1, "Java 有哪些基本数据类型", "byte、short、int、long、float、double、char、boolean" * 20)
+    ]
     rewritten, usage = await _engine(model_server).rewrite(history, "那它们各自占用多少内存?")
     assert rewritten == "Java 基本数据类型各自占用多少内存"
     request = model_server.chat_requests[0]
@@ -44,19 +46,28 @@ async def test_truncated_rewrite_raises_and_is_never_used(model_server: ModelSer
 
 async def test_assessment_uses_json_schema_and_is_validated(model_server: ModelServer) -> None:
     """The assessor asks for strict JSON and returns a validated Assessment."""
-    model_server.enqueue(json.dumps({"sufficient": False, "missing": "预算金额", "queries": ["某乡 2026 预算", " "]}))
+    model_server.enqueue(
+        json.dumps({"sufficient": False, "missing": "预算金额", "queries": ["某乡 2026 预算", " "]})
+    )
     evidence = [Hit("p1", "第二十条 六十日内提出", 0.9, "laws", "d1", "行政复议法")]
     assessment, _ = await _engine(model_server).assess("期限以及预算", evidence, ["期限以及预算"])
     assert assessment.sufficient is False and assessment.queries == ("某乡 2026 预算",)
     request = model_server.chat_requests[0]
     assert request.response_format and request.response_format["type"] == "json_schema"
     payload = json.loads(request.last_user_message)
-    assert payload["already_searched"] == ["期限以及预算"] and payload["evidence"][0]["document"] == "行政复议法"
+    assert (
+        payload["already_searched"] == ["期限以及预算"] and payload["evidence"][0]["document"] == "行政复议法"
+    )
 
 
 @pytest.mark.parametrize(
     "text",
-    ['{"missing": "x", "queries": []}', '{"sufficient": "yes", "missing": "", "queries": []}', "[1, 2]", "nope"],
+    [
+        '{"missing": "x", "queries": []}',
+        '{"sufficient": "yes", "missing": "", "queries": []}',
+        "[1, 2]",
+        "nope",
+    ],
 )
 def test_invalid_assessment_structures_are_rejected(text: str) -> None:
     """Anything but {sufficient: bool, missing: str, queries: list} is invalid, never read as sufficient."""
@@ -76,7 +87,9 @@ async def test_answer_streams_with_evidence_boundaries(model_server: ModelServer
     model_server.enqueue(Reply.text("行政复议申请期限为六十日[1]。", chunks=3))
     request = AnswerRequest(
         question="行政复议申请期限?",
-        evidence=(Hit("p1", "第二十条 ……六十日内提出行政复议申请", 0.9, "laws", "d1", "行政复议法", "第二十条"),),
+        evidence=(
+            Hit("p1", "第二十条 ……六十日内提出行政复议申请", 0.9, "laws", "d1", "行政复议法", "第二十条"),
+        ),
         sufficient=False,
         stop_reason="no_new_evidence",
         missing="预算金额",
