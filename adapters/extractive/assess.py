@@ -1,39 +1,44 @@
-"""Evidence assessment without a model: which parts of the question the evidence covers, and what to search next.
+"""Evidence assessment without a model: which parts of the question the evidence supports, and what to search next.
 
-A part is covered when at least ``threshold`` of its salient terms occur in the evidence (content,
-document name and heading). Uncovered parts become the ``missing`` text and, at most two, the next
-queries. A part whose terms are only partly covered while the newest evidence names an entity the
-question does not mention is a bridge (IRCoT-style): its next query pairs the part with that entity.
-"Partly" means at least half the threshold, through terms that single the evidence out (a company name
-found in every paragraph bridges nothing).
+The question is split into parts (parts.py: clauses, enumerations, one part per compared entity). Each
+part is judged on its own (support.py): covered by one paragraph, or by a paragraph and a paragraph
+linked to it, with entity-like terms weighing more than generic words and answer-type words not
+counted (salience.py); a bridge-shaped part also needs the paragraph about the bridge entity. Terms
+scattered over unrelated paragraphs never cover a part. Uncovered parts become the ``missing`` text
+and, at most two, the next queries (followup.py), never a normalised repeat of a searched query.
+``part_coverage`` is the plain all-evidence term share the extractive answer uses.
 CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from adapters.extractive.comparison import compared_entities
+from adapters.extractive.followup import choices, note, pick
 from adapters.extractive.parts import question_parts
-from adapters.extractive.terms import CJK, Haystack, is_stop, pos_tokens, sentences, squeeze, terms
+from adapters.extractive.salience import Stack, part_terms
+from adapters.extractive.support import PartSupport, analyse_part, hit_text
+from adapters.extractive.terms import Haystack, terms
 from core.models import Assessment, Hit
-from core.text import detect_language, normalize_query
+from core.text import detect_language
 
-MAX_QUERIES = 2
 DEFAULT_COVERAGE_THRESHOLD = 0.6
 
-_QUOTED = re.compile(r"[「『“《\"]([^」』”》\"]{2,30})[」』”》\"]")
-_PROPER_EN = re.compile(r"\b(?:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+|[A-Z]{2,}[0-9]*)\b")
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
-_ENTITY_FLAGS = ("nr", "ns", "nt", "nz")
-_UNITS = frozenset("kb mb gb tb cny usd rmb eur am pm utc cst".split())
+__all__ = [
+    "DEFAULT_COVERAGE_THRESHOLD",
+    "PartCoverage",
+    "assess_evidence",
+    "hit_text",
+    "judge_parts",
+    "part_coverage",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class PartCoverage:
-    """How much of one part's salient terms the evidence contains."""
+    """How much of one part's salient terms a haystack contains (the answer's plain check)."""
 
     part: str
     terms: tuple[str, ...]
@@ -44,21 +49,27 @@ class PartCoverage:
         """Matched terms over all terms (1.0 for a part without terms)."""
         return len(self.matched) / len(self.terms) if self.terms else 1.0
 
-    @property
-    def missing_terms(self) -> tuple[str, ...]:
-        """The part's terms the evidence does not contain."""
-        return tuple(t for t in self.terms if t not in self.matched)
-
-
-def hit_text(hit: Hit) -> str:
-    """What a hit offers for matching: document name, heading and content."""
-    return f"{hit.document_name}\n{hit.heading}\n{hit.content}"
-
 
 def part_coverage(part: str, haystack: Haystack) -> PartCoverage:
     """Coverage of one part by the evidence haystack."""
     wanted = tuple(terms(part))
     return PartCoverage(part, wanted, tuple(haystack.matched(wanted)))
+
+
+def judge_parts(question: str, evidence: Sequence[Hit], *, threshold: float) -> list[PartSupport]:
+    """Each part of the question with its support in the evidence."""
+    stacks = [Stack.of(hit_text(hit)) for hit in evidence]
+    parts = question_parts(question)
+    foci = compared_entities(parts)
+    weighted = [part_terms(part, focus=focus) for part, focus in zip(parts, foci, strict=True)]
+    if any(t.total for t in weighted):  # a part of nothing but answer-type words ("Which year") adds no gap
+        kept = [(t, focus) for t, focus in zip(weighted, foci, strict=True) if t.total]
+    else:
+        kept = list(zip(weighted, foci, strict=True))
+    return [
+        analyse_part(t, evidence, stacks, question=question, threshold=threshold, compared=bool(focus))
+        for t, focus in kept
+    ]
 
 
 def assess_evidence(
@@ -70,119 +81,12 @@ def assess_evidence(
 ) -> Assessment:
     """The verdict {sufficient, missing, queries} for the evidence gathered so far (newest last)."""
     english = detect_language(question) == "en"
-    parts = question_parts(question)
-    haystack = Haystack.of("\n".join(hit_text(h) for h in evidence))
-    coverages = [part_coverage(part, haystack) for part in parts]
-    if evidence and all(c.share >= threshold for c in coverages):
+    supports = judge_parts(question, evidence, threshold=threshold)
+    if evidence and all(s.covered for s in supports):
         return Assessment(sufficient=True)
-    seen = {normalize_query(q) for q in searched}
-    notes: list[str] = []
-    queries: list[str] = []
-    for coverage in coverages:
-        if evidence and coverage.share >= threshold:
-            continue
-        bridgeable = coverage.share >= threshold / 2
-        entity = bridge_entity(coverage, evidence, question) if bridgeable else None
-        notes.append(_note(coverage.part, entity, english=english))
-        for candidate in _candidates(coverage, entity):
-            key = normalize_query(candidate)
-            if key and key not in seen and len(queries) < MAX_QUERIES:
-                seen.add(key)
-                queries.append(candidate)
-                break
+    gaps = [s for s in supports if not s.covered or not evidence]
+    queries = pick([choices(s, question) for s in gaps], searched)
+    notes = [note(s, english=english) for s in gaps]
     return Assessment(
         sufficient=False, missing=("; " if english else "；").join(notes), queries=tuple(queries)
     )
-
-
-def _note(part: str, entity: str | None, *, english: bool) -> str:
-    if english:
-        if entity:
-            return f'only partial evidence for "{part}"; look up "{entity}" next'
-        return f'no evidence yet for "{part}"'
-    if entity:
-        return f"「{part}」只找到部分资料，需要继续查找「{entity}」的相关资料"
-    return f"缺少关于「{part}」的资料"
-
-
-def _candidates(coverage: PartCoverage, entity: str | None) -> list[str]:
-    """Next queries for an uncovered part, most specific first."""
-    out: list[str] = []
-    if entity:
-        out.append(f"{coverage.part} {entity}")
-        if coverage.missing_terms:
-            out.append(" ".join((*coverage.missing_terms, entity)))
-    out.append(coverage.part)
-    if coverage.terms:
-        out.append(" ".join(coverage.terms))
-    if coverage.missing_terms and coverage.matched:
-        out.append(" ".join(coverage.missing_terms))
-    return out
-
-
-def specific_terms(coverage: PartCoverage, evidence: Sequence[Hit]) -> list[str]:
-    """The part's matched terms that single out some evidence (in at most half of the hits, or one)."""
-    limit = max(1, len(evidence) // 2)
-    stacks = [Haystack.of(hit_text(hit)) for hit in evidence]
-    return [t for t in coverage.matched if sum(1 for h in stacks if h.contains(t)) <= limit]
-
-
-def bridge_entity(coverage: PartCoverage, evidence: Sequence[Hit], question: str) -> str | None:
-    """A new entity the newest evidence names next to the part's specific terms, absent from the question.
-
-    Entities come from the sentences that contain a specific matched term outside the entity itself;
-    the hit's document title is the last resort.
-    """
-    asked = squeeze(question)
-    anchors = specific_terms(coverage, evidence)
-    if not anchors:
-        return None
-
-    def new(entity: str) -> bool:
-        key = squeeze(entity)
-        return key not in asked and key not in _UNITS and not is_stop(entity) and len(key) >= 2
-
-    for hit in reversed(evidence):
-        if not Haystack.of(hit_text(hit)).matched(anchors):
-            continue
-        for sentence in sentences(hit.content):
-            for entity in entities_in(sentence):
-                rest = Haystack.of(sentence.replace(entity, " "))
-                if new(entity) and rest.matched(anchors):
-                    return entity
-        title = _title(hit)
-        if title and new(title):
-            return title
-    return None
-
-
-def _title(hit: Hit) -> str:
-    return re.sub(r"\.(md|markdown|txt|html?)$", "", hit.document_name, flags=re.IGNORECASE).strip()
-
-
-def entities_in(text: str) -> list[str]:
-    """Named things in a passage: quoted terms, proper nouns, and person/place/organisation names (jieba)."""
-    found: list[str] = []
-
-    def add(name: str) -> None:
-        name = name.strip()
-        if name and name not in found:
-            found.append(name)
-
-    for match in _QUOTED.finditer(text):
-        add(match.group(1))
-    for match in _PROPER_EN.finditer(text):
-        add(match.group(0))
-    for match in _CAPITALISED.finditer(text):
-        word = match.group(0)
-        at_start = _SENTENCE_START.search(text[: match.start()])
-        if not at_start and not is_stop(word) and not any(word in name.split() for name in found):
-            add(word)
-    tokens = [t for t in pos_tokens(text, hmm=True) if t.word.strip()]
-    for i, token in enumerate(tokens):
-        following = tokens[i + 1].word if i + 1 < len(tokens) else ""
-        if token.flag == "nr" and len(token.word) == 1 and 1 <= len(following) <= 2 and CJK.match(following):
-            add(token.word + following)  # a surname jieba cut off its given name (林 + 远航)
-        elif token.flag.startswith(_ENTITY_FLAGS) and len(token.word) >= 2 and CJK.search(token.word):
-            add(token.word)
-    return found

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from adapters.extractive.comparison import split_compared_en
 from adapters.extractive.terms import COMPARISON_WORDS, Token, fold, is_content, is_nounish, pos_tokens
 from core.text import detect_language
 
@@ -29,7 +30,11 @@ _ENUMERATION = re.compile(
 )
 _HARD_ZH = re.compile(r"[；;]|(?<=[？?！!。])(?=\S)|以及|并且|另外|此外|同时")
 _COMMA = re.compile(r"([，,])")
-_HARD_EN = re.compile(r"\s*;\s*|(?<=[?!])\s+(?=\S)|\s+as well as\s+|,?\s+and also\s+", re.IGNORECASE)
+_HARD_EN = re.compile(
+    r"\s*;\s*|(?<=[?!])\s+(?=\S)|\s+as well as\s+|,?\s+and also\s+"
+    r"|,\s+but\s+(?=(?:what|where|when|who|which|how|why)\b)",
+    re.IGNORECASE,
+)
 _CONJUNCTIONS_ZH = frozenset("和 与 及 跟 同 或 或者 还是 比".split())
 _INTERROGATIVES_ZH = re.compile(
     r"哪|什么|多少|几|多久|多长|如何|怎么|怎样|为什么|为何|是否|吗|呢|谁|何时|有没有"
@@ -208,6 +213,9 @@ def _drop_distribution_words(part: str) -> str:
 
 
 def _split_conjunctions_en(segment: str) -> list[str]:
+    compared = split_compared_en(segment)
+    if compared:
+        return compared
     match = re.search(r"\s+(?:and|or)\s+", segment, re.IGNORECASE)
     if not match:
         return [segment]
@@ -221,8 +229,8 @@ def _split_conjunctions_en(segment: str) -> list[str]:
     if not before or not after_match:
         return [segment]
     x, y = before[-1], after_match.group(0)
-    if fold(x) in COMPARISON_WORDS or fold(y) in COMPARISON_WORDS:
-        return [segment]
+    if fold(x) in COMPARISON_WORDS or fold(y) in COMPARISON_WORDS or x[:1].isupper() or y[:1].isupper():
+        return [segment]  # compared words, or names split_compared_en could not delimit
     head = left[: left.rfind(x)]
     tail = right.strip()[len(y) :]
     return [head + x + tail, head + y + tail]

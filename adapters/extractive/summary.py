@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from adapters.extractive.answer import LABELS
-from adapters.extractive.assess import entities_in
+from adapters.extractive.entities import entities_in
 from adapters.extractive.terms import NUMBER, sentences, squeeze, terms
 from core.budget import clip, count_tokens
 from core.models import Turn

@@ -36,13 +36,15 @@ COMPARISON_WORDS = frozenset(
     (
         "区别 差异 差别 不同 相比 比较 对比 相同 一样 更 更高 更低 更多 更少 更长 更短 更大 更小 最 最大 "
         "最小 最多 最少 最长 最短 difference differences differ compare compared comparison versus vs "
-        "better worse larger smaller bigger longer shorter more less higher lower which"
+        "better worse larger smaller bigger longer shorter more less higher lower which older younger earlier "
+        "later first last newer oldest youngest earliest latest taller tallest same"
     ).split()
 )
 STOP_WORDS_EXTRA_EN = frozenset(
     (
         "get got have has had need needs know explain describe often any some there what's per "
-        "allowed also just only still should does one ones i'm am"
+        "allowed also just only still should does one ones i'm am during between among within without "
+        "against through after before since until under over via onto upon near named called"
     ).split()
 )
 GENERIC_VERBS_ZH = frozenset(
@@ -257,13 +259,17 @@ def noun_phrases(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A light English stem for matching (types -> type, policies -> policy)."""
+    """A light English stem for prefix matching (types -> type, policies -> policy, worked -> work)."""
     if len(word) >= 5 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) >= 5 and word.endswith(("ses", "xes", "ches", "shes")):
         return word[:-2]
     if len(word) >= 4 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
+    if len(word) >= 7 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) >= 6 and word.endswith("ed") and not word.endswith("eed"):
+        return word[:-2]
     return word
 
 

@@ -1,6 +1,7 @@
 """Benchmark: single-shot search vs the multi-hop loop on HotpotQA dev-500 (IRCoT subsample), pooled paragraphs.
 
 Run: /tmp/venv/bin/python tests/benchmarks/bench_multihop.py [--mode keywords|blend|embedding] [--limit N]
+     [--split N]  (the table for all questions, then for the first N and the rest: a tuning/held-out split)
 
 All paragraphs of all 500 questions are pooled (deduplicated by title + text) into one dataset of the real
 knowledge base (ChromaKnowledgeBase: Chroma + the bm25s keyword index, the offline USE embedder), built
@@ -230,15 +231,29 @@ async def run(args: argparse.Namespace) -> None:
     print()
     depth_text = f"depth {args.depth}, no score floor" if args.depth else "production tiers"
     print(f"engine: {engine_name}; loop max rounds {args.rounds}; search mode {mode}; {depth_text}")
-    print(f"{'method':<24}{'recall@10':>11}{'all-gold@10':>13}{'rounds':>8}{'model calls':>13}")
+    slices = [("all", 0, len(questions))]
+    if 0 < args.split < len(questions):
+        slices += [
+            (f"first {args.split}", 0, args.split),
+            (f"last {len(questions) - args.split}", args.split, len(questions)),
+        ]
     print(
-        f"{'single-shot search':<24}{mean(single_recall):>11.3f}{mean(single_all):>13.3f}{1.0:>8.2f}{0.0:>13.2f}"
+        f"{'questions':<12}{'method':<20}{'recall@10':>11}{'all-gold@10':>13}{'rounds':>8}{'model calls':>13}"
     )
-    print(
-        f"{'multi-hop loop':<24}{mean(loop_recall):>11.3f}{mean(loop_all):>13.3f}"
-        f"{mean(rounds):>8.2f}{mean(calls):>13.2f}"
-    )
-    print(f"all-gold@10 difference: {100 * (mean(loop_all) - mean(single_all)):+.1f} points")
+    for label, start, end in slices:
+        cut = slice(start, end)
+        print(
+            f"{label:<12}{'single-shot search':<20}{mean(single_recall[cut]):>11.3f}"
+            f"{mean(single_all[cut]):>13.3f}{1.0:>8.2f}{0.0:>13.2f}"
+        )
+        print(
+            f"{'':<12}{'multi-hop loop':<20}{mean(loop_recall[cut]):>11.3f}{mean(loop_all[cut]):>13.3f}"
+            f"{mean(rounds[cut]):>8.2f}{mean(calls[cut]):>13.2f}"
+        )
+        print(
+            f"{'':<12}all-gold@10 difference: "
+            f"{100 * (mean(loop_all[cut]) - mean(single_all[cut])):+.1f} points ({end - start} questions)"
+        )
     print(f"both gold paragraphs anywhere in the loop's evidence: {mean(in_evidence):.3f}")
     print(f"judged sufficient in round 1 with a gold paragraph missing: {lenient}/{len(questions)}")
     print(
@@ -258,6 +273,9 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=TOP_K, help="hits per search (0: production tiers)")
     parser.add_argument("--store", default="/tmp/kb_bench_multihop", help="where the pooled dataset is built")
     parser.add_argument("--dump", default="", help="write the loop's all-gold misses to this JSON file")
+    parser.add_argument(
+        "--split", type=int, default=0, help="also report the first N and the remaining questions separately"
+    )
     asyncio.run(run(parser.parse_args()))
 
 

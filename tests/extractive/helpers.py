@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from core.models import Completion, Hit
 
@@ -31,3 +33,25 @@ async def collect(stream: AsyncIterator[str | Completion]) -> tuple[list[str], l
         else:
             deltas.append(item)
     return deltas, completions
+
+
+async def ticks_during(work: Callable[[], Awaitable[object]]) -> tuple[int, float]:
+    """How often a 1 ms ticker ran while the work was awaited, and how long the work took."""
+    ticks = 0
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            await asyncio.sleep(0.001)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0.005)
+    ticks = 0
+    started = time.perf_counter()
+    await work()
+    elapsed = time.perf_counter() - started
+    stop.set()
+    await task
+    return ticks, elapsed

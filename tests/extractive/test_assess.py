@@ -74,18 +74,21 @@ async def test_at_most_two_queries() -> None:
     assert "密码多久更换一次" in verdict.missing
 
 
-async def test_bridge_query_pairs_the_part_with_the_new_entity() -> None:
-    """Partly covered through a passage that names a new entity -> the next query pairs the part with it."""
+async def test_bridge_query_pairs_the_new_entity_with_the_missing_words() -> None:
+    """A film paragraph naming its director -> the next query is the director plus the words still missing."""
     question = "What is the nationality of the director of Night Train?"
     film = hit(1, "Night Train is a 1959 film directed by John Smith. It was shot in winter.", "Night Train")
     verdict, _ = await ExtractiveEngine().assess(question, [film], [question])
     assert not verdict.sufficient
-    assert verdict.queries[0] == "What is the nationality of the director of Night Train John Smith"
-    assert "John Smith" in verdict.missing
+    assert verdict.queries == ("John Smith nationality director",)
+    assert 'look up "John Smith" next' in verdict.missing
+    director = hit(2, "John Smith was a British film director and screenwriter.", "John Smith")
+    final, _ = await ExtractiveEngine().assess(question, [film, director], [question, *verdict.queries])
+    assert final.sufficient
 
 
-async def test_bridge_entity_comes_from_the_newest_evidence() -> None:
-    """Evidence is in accumulation order: the bridge is taken from the most recently added passage."""
+async def test_bridge_entity_is_taken_from_the_best_matching_paragraph() -> None:
+    """Among equally matching paragraphs the newest names the bridge; the query pairs it with the lacking words."""
     question = "负责 VPN 运维的团队的办公楼层是几层？"
     evidence = [
         hit(1, "食堂位于一楼，午餐时间为 11:30 至 13:30。", "后勤.md"),
@@ -95,7 +98,7 @@ async def test_bridge_entity_comes_from_the_newest_evidence() -> None:
     ]
     verdict, _ = await ExtractiveEngine().assess(question, evidence, [question])
     assert not verdict.sufficient
-    assert verdict.queries[0] == "负责 VPN 运维的团队的办公楼层是几层 基础设施组"
+    assert verdict.queries[0] == "基础设施组 负责团队办公楼"
     assert "基础设施组" in verdict.missing
 
 

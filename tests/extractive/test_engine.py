@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +9,7 @@ import pytest
 from adapters.extractive import ExtractiveEngine
 from bot.sample_kb import SAMPLE_KB_DIR
 from core.models import AnswerRequest, Turn, Usage
-from tests.extractive.helpers import collect, hit
+from tests.extractive.helpers import collect, hit, ticks_during
 
 HANDBOOK = "\n\n".join(p.read_text(encoding="utf-8") for p in sorted(Path(SAMPLE_KB_DIR).glob("*.md")))
 
@@ -54,28 +51,6 @@ async def test_simple_questions_vote_single_hop(question: str) -> None:
     assert vote is False
 
 
-async def _ticks_during(work: Callable[[], Awaitable[object]]) -> tuple[int, float]:
-    """How often a 1 ms ticker ran while the work was awaited, and how long the work took."""
-    ticks = 0
-    stop = asyncio.Event()
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while not stop.is_set():
-            await asyncio.sleep(0.001)
-            ticks += 1
-
-    task = asyncio.create_task(ticker())
-    await asyncio.sleep(0.005)
-    ticks = 0
-    started = time.perf_counter()
-    await work()
-    elapsed = time.perf_counter() - started
-    stop.set()
-    await task
-    return ticks, elapsed
-
-
 async def test_jieba_work_leaves_the_event_loop_free() -> None:
     """Answering and summarising run jieba in worker threads: a 1 ms ticker keeps ticking meanwhile."""
     engine = ExtractiveEngine()
@@ -85,8 +60,8 @@ async def test_jieba_work_leaves_the_event_loop_free() -> None:
     # jieba loads its dictionary and HMM tables once; keep that outside the measurement.
     await engine.summarise("", [Turn(0, "预热", "林远航在 2025 年入职。")], max_tokens=100)
 
-    answer_ticks, answer_seconds = await _ticks_during(lambda: collect(engine.answer(request)))
-    summary_ticks, summary_seconds = await _ticks_during(lambda: engine.summarise("", turns, max_tokens=500))
+    answer_ticks, answer_seconds = await ticks_during(lambda: collect(engine.answer(request)))
+    summary_ticks, summary_seconds = await ticks_during(lambda: engine.summarise("", turns, max_tokens=500))
 
     assert answer_seconds > 0.05 and summary_seconds > 0.05  # enough work that blocking would show
     assert answer_ticks >= 5

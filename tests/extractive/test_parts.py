@@ -94,3 +94,55 @@ def test_english_compounds_split(question: str, parts: list[str]) -> None:
 def test_single_questions_stay_whole(question: str) -> None:
     """A question with one subject (even with 'and' inside a noun phrase) is returned unchanged."""
     assert split_question(question) == [question]
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "Which magazine was started first, Arthur's Magazine or First for Women?",
+            [
+                "Which magazine was started first, Arthur's Magazine",
+                "Which magazine was started first, First for Women",
+            ],
+        ),
+        (
+            "Were Scott Derrickson and Ed Wood of the same nationality?",
+            ["Were Scott Derrickson of the same nationality", "Were Ed Wood of the same nationality"],
+        ),
+        (
+            "Which writer was from England, Henry Roth or Robert Erskine Childers?",
+            [
+                "Which writer was from England, Henry Roth",
+                "Which writer was from England, Robert Erskine Childers",
+            ],
+        ),
+        (
+            "Is the Leave Policy, the Travel Policy, or the Expense Policy the oldest?",
+            [
+                "Is the Leave Policy the oldest",
+                "Is the Travel Policy the oldest",
+                "Is the Expense Policy the oldest",
+            ],
+        ),
+        (
+            "Hayden is a singer-songwriter from Canada, but where does Buck-Tick hail from?",
+            ["Hayden is a singer-songwriter from Canada", "where does Buck-Tick hail from"],
+        ),
+    ],
+)
+def test_english_compared_names_each_get_a_part(question: str, parts: list[str]) -> None:
+    """Names joined by 'or', or by 'and' with a comparison cue, get one part each; a contrast clause splits."""
+    assert split_question(question) == parts
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?",
+        'What screenwriter with credits for "Evolution" co-wrote a film starring Nicolas Cage and Téa Leoni?',
+    ],
+)
+def test_names_joined_without_a_comparison_stay_together(question: str) -> None:
+    """A title containing 'and', or two names a film stars, is not a comparison: the question stays whole."""
+    assert split_question(question) == [question]

@@ -1,0 +1,217 @@
+"""Named things in text: proper-noun spans, quoted titles, numbers, jieba names; and what a document is about.
+
+An English proper-noun span is a run of capitalised words, optionally joined by lower-case connectors
+(``of``, ``the``, ``for``, ``de`` ...) and initials (``Roger O. Egeberg``); a possessive ending and a
+leading article are dropped. A single capitalised word at the start of a sentence is only a name when
+it is not an ordinary sentence opener. Chinese names come from jieba's nr/ns/nt/nz tags.
+A paragraph is *about* an entity when its document title (extension and trailing "(...)" removed)
+names that entity. CPU-bound (jieba): call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from adapters.extractive.terms import CJK, fold, is_stop, pos_tokens, squeeze
+from core.models import Hit
+from core.text import STOP_WORDS_EN
+
+_QUOTED = re.compile(r"[「『“《\"]([^」』”》\"]{2,60})[」』”》\"]")
+_WORD = re.compile(r"[^\W_][\w'’.&/-]*")
+_SENTENCE_BREAK = re.compile(r"[.!?:;。！？；]\s*$|^\s*$")
+_CONNECTORS = frozenset("of the for de da del der di du la le van von y &".split())
+_LOOSE_CONNECTORS = _CONNECTORS | frozenset("in on at to a an with from".split())
+_ARTICLES = ("the ", "a ", "an ")
+_CALENDAR = frozenset(
+    (
+        "january february march april may june july august september october november december "
+        "monday tuesday wednesday thursday friday saturday sunday"
+    ).split()
+)
+_OPENERS = frozenset(
+    (
+        "he she it they his her its their this that these those there after before during following "
+        "although however while since when then later in on at as by for from with despite other "
+        "several many some most each both all one two three first between among under over"
+    ).split()
+)
+_ENTITY_FLAGS = ("nr", "ns", "nt", "nz")
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
+_ABBREVIATED = re.compile(r"[A-Z]\.|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Sgt|Capt|Rev|Mt|Ft)\.")
+_UNITS = frozenset("kb mb gb tb cny usd rmb eur am pm utc cst".split())
+_TITLE_SUFFIX = re.compile(
+    r"\s*(?:\([^()]*\)|（[^（）]*）)\s*$|\.(?:md|markdown|txt|html?|pdf|docx?)$", re.IGNORECASE
+)
+_DASHES = str.maketrans({"–": "-", "—": "-", "‐": "-", "’": "'", "‘": "'", "“": '"', "”": '"'})
+
+
+def normal(text: str) -> str:
+    """fold() with typographic dashes and quotes made plain and whitespace collapsed."""
+    return " ".join(fold(text).translate(_DASHES).split())
+
+
+def title_of(hit: Hit) -> str:
+    """The document's title: its name without file extension or a trailing "(...)" qualifier."""
+    name = hit.document_name.strip()
+    previous = None
+    while previous != name:
+        previous = name
+        name = _TITLE_SUFFIX.sub("", name).strip()
+    return name
+
+
+def is_qualified(hit: Hit) -> bool:
+    """Whether the document name carries a trailing "(...)" qualifier (another document may share the title)."""
+    name = re.sub(
+        r"\.(?:md|markdown|txt|html?|pdf|docx?)$", "", hit.document_name.strip(), flags=re.IGNORECASE
+    )
+    return name.rstrip().endswith((")", "）"))
+
+
+def _strip_article(text: str) -> str:
+    low = text.lower()
+    for article in _ARTICLES:
+        if low.startswith(article) and len(text) > len(article) + 1:
+            return text[len(article) :]
+    return text
+
+
+def same_entity(entity: str, title: str) -> bool:
+    """Whether a document title names the entity: equal (ignoring case, articles, hyphens in file names
+    and a ", qualifier"), or one a word-prefix or word-suffix of the other when the shorter has at least
+    two words ("Indianapolis Motor Speedway" / "... Speedway on Thursday", "George V" / "King George V")."""
+    a, b = (normal(_strip_article(text)).replace("_", " ") for text in (entity, title))
+    a, b = (re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text) for text in (a, b))
+    if not a or not b:
+        return False
+    if CJK.search(a) or CJK.search(b):
+        return squeeze(a) == squeeze(b)
+    if a == b or a == b.split(",")[0].strip() or b == a.split(",")[0].strip():
+        return True
+    short, long = sorted((a, b), key=len)
+    return len(short.split()) >= 2 and (long.startswith(short + " ") or long.endswith(" " + short))
+
+
+def is_about(hit: Hit, entity: str) -> bool:
+    """Whether the paragraph's document is about the entity (its title names it)."""
+    return same_entity(entity, title_of(hit))
+
+
+def _is_capitalised(word: str) -> bool:
+    return word[:1].isupper() or (any(c.isupper() for c in word) and any(c.isdigit() for c in word))
+
+
+def _numbered_name(words: list[re.Match[str]], i: int, text: str) -> bool:
+    """A number opening or continuing a name in a question: numbers or ordinals followed by a capitalised
+    word (888 7th Avenue). Passages use numbers before names as modifiers ("1945 American comedy")."""
+    k = i
+    while k < len(words) and _ORDINAL.fullmatch(words[k].group(0)):
+        if k > i and text[words[k - 1].end() : words[k].start()] != " ":
+            return False
+        k += 1
+    return (
+        k > i
+        and k < len(words)
+        and text[words[k - 1].end() : words[k].start()] == " "
+        and (words[k].group(0)[:1].isupper())
+    )
+
+
+def english_spans(text: str, *, question: bool = False) -> list[str]:
+    """Proper-noun spans of English text, in order (see the module docstring).
+
+    In a question (question=True) spans also run over in/on/at/to/with ("Armageddon in Retrospect"),
+    and a capitalised first word is a name unless it is an ordinary opener: questions are short and
+    name their subjects, while passages use those words between separate names ("TCS in Kochi").
+    """
+    connectors = _LOOSE_CONNECTORS if question else _CONNECTORS
+    spans: list[str] = []
+    words = list(_WORD.finditer(text))
+    i = 0
+    while i < len(words):
+        word = words[i].group(0)
+        if not (_is_capitalised(word) or (question and _numbered_name(words, i, text))):
+            i += 1
+            continue
+        at_start = bool(_SENTENCE_BREAK.search(text[: words[i].start()]))
+        j = i + 1
+        while j < len(words):
+            gap = text[words[j - 1].end() : words[j].start()]
+            if gap.strip(" ") not in ("", "-"):
+                break
+            following = words[j].group(0)
+            previous = words[j - 1].group(0)
+            if _is_capitalised(following) and (
+                not previous.endswith(".") or _ABBREVIATED.fullmatch(previous)
+            ):
+                j += 1
+            elif question and following[:1].isdigit() and _numbered_name(words, j, text):
+                j += 1
+            elif (
+                following.lower() in connectors
+                and j + 1 < len(words)
+                and _is_capitalised(words[j + 1].group(0))
+            ):
+                j += 2
+            else:
+                break
+        chosen = [w.group(0) for w in words[i:j]]
+        i = j
+        while chosen and (chosen[0].lower() in connectors or chosen[0].lower() in STOP_WORDS_EN):
+            chosen.pop(0)
+            at_start = False
+        if not chosen or not any(_is_capitalised(w) for w in chosen):
+            continue
+        span = " ".join(chosen)
+        span = re.sub(r"['’]s$", "", span).rstrip(".,'’")
+        first = chosen[0].lower().rstrip(".")
+        if len(chosen) == 1 and (
+            (at_start and (first in _OPENERS or (chosen[0].istitle() and not question)))
+            or first in _CALENDAR
+            or is_stop(first)
+            or len(span) < 2
+        ):
+            continue
+        if span and span not in spans:
+            spans.append(span)
+    return spans
+
+
+def quoted(text: str) -> list[str]:
+    """Quoted titles and terms (「」, 《》, “”, "")."""
+    return [m.group(1).strip() for m in _QUOTED.finditer(text) if m.group(1).strip()]
+
+
+def numbers(text: str) -> list[str]:
+    """Numbers and ranges such as 2026, 1,500 or 1992-93, as written (dashes made plain)."""
+    plain = unicodedata.normalize("NFKC", text).translate(_DASHES)
+    return [m.group(0) for m in re.finditer(r"\d+(?:[.,]\d+)*(?:-\d+)?", plain)]
+
+
+def chinese_names(text: str) -> list[str]:
+    """Person, place, organisation and other proper names jieba finds (surnames rejoined)."""
+    found: list[str] = []
+    tokens = [t for t in pos_tokens(text, hmm=True) if t.word.strip()]
+    for i, token in enumerate(tokens):
+        following = tokens[i + 1].word if i + 1 < len(tokens) else ""
+        if token.flag == "nr" and len(token.word) == 1 and 1 <= len(following) <= 2 and CJK.match(following):
+            name = token.word + following  # a surname jieba cut off its given name (林 + 远航)
+        elif token.flag.startswith(_ENTITY_FLAGS) and len(token.word) >= 2 and CJK.search(token.word):
+            name = token.word
+        else:
+            continue
+        if name not in found:
+            found.append(name)
+    return found
+
+
+def entities_in(text: str) -> list[str]:
+    """Named things in a passage: quoted terms, proper-noun spans, and jieba person/place/organisation names."""
+    found: list[str] = []
+    for name in [*quoted(text), *english_spans(text), *(chinese_names(text) if CJK.search(text) else [])]:
+        name = name.strip()
+        key = squeeze(name)
+        if len(key) >= 2 and key not in _UNITS and not is_stop(name) and name not in found:
+            found.append(name)
+    return found

@@ -1,0 +1,118 @@
+"""Follow-up queries and gap notes for the parts the evidence does not cover yet.
+
+For each uncovered part, candidate queries most specific first:
+
+1. bridge hops (IRCoT-style, not for a compared entity): an entity the anchor paragraph names plus the
+   few part words the anchor lacks (``Shirley Temple held woman portrayed government position``), for
+   the two best pending bridge entities, and the backward hop: the anchor's own subject plus the lacking
+   words (the answer's paragraph may name the anchor's subject);
+2. the part itself (for a compared entity: the question about that entity alone);
+3. for a part with one entity: that entity plus the part's words; then all its terms; then the
+   lacking terms.
+
+Every uncovered part gets its best fresh query first (round-robin); remaining room goes to further hops
+(a different paragraph to reach), never to rewordings of the same part. At most ``MAX_QUERIES``, and a
+query whose normalised form was already searched (or chosen) is never proposed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from adapters.extractive.entities import title_of
+from adapters.extractive.support import PartSupport
+from adapters.extractive.terms import join_words, squeeze
+from core.text import normalize_query
+
+MAX_QUERIES = 2
+LACKING_WORDS = 3  # lacking words added to a hop query
+HOPS = 2  # bridge entities tried per part
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A candidate next query; hop marks a bridge or backward hop (a different paragraph to reach)."""
+
+    query: str
+    hop: bool = False
+
+
+def _lacking(support: PartSupport) -> list[str]:
+    """The part's words its anchor does not contain (generic first), then its answer-type words."""
+    best = support.best
+    generic = [g for g in support.terms.generic if best is None or g not in best.generic]
+    entities = [e for e in support.terms.entities if best is None or e not in best.entities]
+    return [*generic[:LACKING_WORDS], *entities, *support.terms.answer_type[:2]]
+
+
+def _about(name: str, words: Sequence[str]) -> str:
+    """A query about a named thing: the name, then the words (kept apart by a space)."""
+    rest = join_words(words)
+    return f"{name} {rest}" if rest else name
+
+
+def _hops(support: PartSupport, question: str, lacking: list[str]) -> list[Choice]:
+    """Bridge hops to entities a specific anchor names (related sentences first), the backward hop."""
+    if not support.anchored:
+        return []
+    related = [c.name for c in support.candidates if c.weight > 0][:HOPS]
+    unrelated = [c.name for c in support.candidates if c.weight <= 0]
+    hops = [Choice(_about(name, lacking), hop=True) for name in related]
+    if support.anchor is not None and lacking:
+        subject = title_of(support.anchor)
+        if squeeze(subject) not in squeeze(question):
+            hops.append(Choice(_about(subject, lacking), hop=True))
+    room = max(0, HOPS - len(related))
+    hops.extend(Choice(_about(name, lacking), hop=True) for name in unrelated[:room])
+    return hops
+
+
+def choices(support: PartSupport, question: str) -> list[Choice]:
+    """Next queries for one uncovered part, most specific first (see the module docstring)."""
+    terms = support.terms
+    lacking = _lacking(support)
+    out = [] if support.compared else _hops(support, question, lacking)
+    out.append(Choice(support.part))
+    if len(terms.entities) == 1:
+        out.append(Choice(_about(terms.entities[0], [*terms.generic, *terms.answer_type])))
+    everything = [*terms.entities, *terms.generic, *terms.answer_type]
+    if everything:
+        out.append(Choice(join_words(everything)))
+    if lacking and len(lacking) < len(everything):
+        out.append(Choice(join_words(lacking)))
+    return out
+
+
+def pick(per_part: Sequence[Sequence[Choice]], searched: Iterable[str]) -> list[str]:
+    """At most MAX_QUERIES fresh, distinct queries: each part's best first, then further hops."""
+    seen = {normalize_query(q) for q in searched}
+    chosen: list[str] = []
+
+    def take(options: list[Choice], *, hops_only: bool) -> None:
+        while options and len(chosen) < MAX_QUERIES:
+            choice = options.pop(0)
+            key = normalize_query(choice.query)
+            if (choice.hop or not hops_only) and key and key not in seen:
+                seen.add(key)
+                chosen.append(choice.query)
+                return
+
+    pending = [list(options) for options in per_part]
+    for options in pending:
+        take(options, hops_only=False)
+    for options in pending:
+        take(options, hops_only=True)
+    return chosen
+
+
+def note(support: PartSupport, *, english: bool) -> str:
+    """The gap description of one uncovered part."""
+    entity = support.candidates[0].name if support.candidates and not support.compared else None
+    if english:
+        if entity:
+            return f'only partial evidence for "{support.part}"; look up "{entity}" next'
+        return f'no evidence yet for "{support.part}"'
+    if entity:
+        return f"「{support.part}」只找到部分资料，需要继续查找「{entity}」的相关资料"
+    return f"缺少关于「{support.part}」的资料"

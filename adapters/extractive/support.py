@@ -1,0 +1,187 @@
+"""Which paragraphs support a question part: one paragraph, or two linked ones, never scattered evidence.
+
+For a part, paragraphs are ranked by the share of its terms they contain, each term weighted by its
+kind (salience.py) and by how rare it is in the evidence; the best few are anchors. A part is covered
+when
+
+* an anchor alone contains every entity term and at least ``threshold`` of the weight, unless it lacks
+  some of the part's words while naming, in the sentences that match the part, entities the question
+  does not mention: the missing words are then expected in a paragraph about one of those entities;
+* or an anchor plus one paragraph linked to it does: a paragraph *about* one of the anchor's top
+  bridge entities (forward link, IRCoT's next hop), or a paragraph that names the anchor's own subject
+  and adds terms the anchor lacks (backward link).
+
+A bridge-shaped part (bridges.py) is covered only through a link, however many of its words the anchor
+contains. A compared part (one entity of a comparison) asks about that entity itself and needs a
+paragraph of its own: one about it (its title), or one covering the part that names the entity in its
+heading or first sentence (where a paragraph names its subject) or contains every word of the part; a
+passing mention in another entity's paragraph is not support. An anchor that matches only terms found
+in most of the evidence (a company name in every paragraph) singles nothing out: it proposes no bridge.
+CPU-bound (jieba): call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from adapters.extractive.bridges import Candidate, bridge_candidates, is_bridge_shaped, passage_sentences
+from adapters.extractive.entities import is_about, normal, title_of
+from adapters.extractive.salience import ENTITY_WEIGHT, Match, PartTerms, Stack, match
+from adapters.extractive.terms import CJK, squeeze
+from core.models import Hit
+
+ANCHORS = 3  # paragraphs tried as a part's anchor
+BRIDGE_CANDIDATES = 2  # an anchor's top bridge entities whose paragraphs complete a part
+ANCHORED_SHARE = 0.3  # an anchor without the part's entities bridges only from this share on
+
+
+def hit_text(hit: Hit) -> str:
+    """What a hit offers for matching: document name, heading and content."""
+    return f"{hit.document_name}\n{hit.heading}\n{hit.content}"
+
+
+@dataclass(frozen=True, slots=True)
+class PartSupport:
+    """The verdict for one part: covered or not, by what, and which bridge entities to look up next."""
+
+    terms: PartTerms
+    covered: bool
+    anchor: Hit | None = None
+    best: Match | None = None
+    partner: Hit | None = None
+    candidates: tuple[Candidate, ...] = ()
+    compared: bool = False
+    anchored: bool = False  # the anchor singles something out, so hops from it make sense
+
+    @property
+    def part(self) -> str:
+        """The part's text."""
+        return self.terms.part
+
+
+def term_weights(terms: PartTerms, singles: Sequence[Match]) -> dict[str, float]:
+    """Each term's ranking weight: its kind's weight times log(1 + N / (1 + paragraphs containing it))."""
+    count = len(singles)
+    weights: dict[str, float] = {}
+    for entity in terms.entities:
+        df = sum(1 for m in singles if entity in m.entities)
+        weights[entity] = ENTITY_WEIGHT * math.log(1 + count / (1 + df))
+    for word in terms.generic:
+        df = sum(1 for m in singles if word in m.generic)
+        weights.setdefault(word, math.log(1 + count / (1 + df)))
+    return weights
+
+
+def _specific(terms: PartTerms, single: Match, singles: Sequence[Match]) -> bool:
+    """Whether the paragraph matches an entity, or enough of the part through a term most paragraphs lack."""
+    if single.entities:
+        return True
+    limit = max(1, len(singles) // 2)
+    rare = any(sum(1 for m in singles if word in m.generic) <= limit for word in single.generic)
+    return rare and single.share >= ANCHORED_SHARE
+
+
+def _supports_compared(anchor: Hit, single: Match, terms: PartTerms, threshold: float) -> bool:
+    """A compared entity's own paragraph: about it (its title), or covering the part while naming the
+    entity where a paragraph names its subject (heading or first sentence), or covering every word."""
+    if not single.complete:
+        return False
+    if any(is_about(anchor, e) for e in terms.entities):
+        return True
+    if not single.covers(threshold):
+        return False
+    opening = passage_sentences(anchor.content)[:1]
+    lead = Stack.of(" ".join([anchor.heading, *opening]))
+    return all(lead.has_entity(e) for e in terms.entities) or single.share >= 1.0
+
+
+def _names(hit: Hit, subject: str) -> bool:
+    """Whether the hit's text names the subject (a document title)."""
+    key = normal(subject)
+    if len(squeeze(key)) < 3:
+        return False
+    text = normal(f"{hit.heading}\n{hit.content}")
+    if CJK.search(key):
+        return squeeze(key) in text.replace(" ", "")
+    return re.search(rf"(?<![\w]){re.escape(key)}(?![\w])", text) is not None
+
+
+def _linked_cover(
+    terms: PartTerms,
+    evidence: Sequence[Hit],
+    stacks: Sequence[Stack],
+    a: int,
+    single: Match,
+    *,
+    bridges: Sequence[str],
+    asked: str,
+    threshold: float,
+) -> tuple[Hit, Match] | None:
+    """A paragraph linked to anchor ``a`` that completes the part with it, and their joint match."""
+    subject = title_of(evidence[a])
+    for b, other in enumerate(evidence):
+        if b == a:
+            continue
+        forward = any(is_about(other, name) for name in bridges)
+        backward = squeeze(subject) not in asked and _names(other, subject)
+        if not (forward or backward):
+            continue
+        pair = match(terms, [stacks[a], stacks[b]])
+        adds = len(pair.entities) + len(pair.generic) > len(single.entities) + len(single.generic)
+        if pair.covers(threshold) and (forward or adds):
+            return other, pair
+    return None
+
+
+def analyse_part(
+    terms: PartTerms,
+    evidence: Sequence[Hit],
+    stacks: Sequence[Stack],
+    *,
+    question: str,
+    threshold: float,
+    compared: bool = False,
+) -> PartSupport:
+    """How the evidence supports one part (see the module docstring)."""
+    bridge_shaped = not compared and is_bridge_shaped(terms.part)
+    singles = [match(terms, [stack]) for stack in stacks]
+    weights = term_weights(terms, singles)
+    total = sum(weights.values()) or 1.0
+    relevance = [sum(weights[t] for t in (*m.entities, *m.generic)) / total for m in singles]
+    anchors = sorted(
+        (i for i in range(len(evidence)) if singles[i].entities or singles[i].generic),
+        key=lambda i: (-relevance[i], -evidence[i].score, -i),
+    )[:ANCHORS]
+    asked = squeeze(question)
+    pending: tuple[Candidate, ...] = ()
+    anchored = False
+    for rank, a in enumerate(anchors):
+        anchor, single = evidence[a], singles[a]
+        specific = _specific(terms, single, singles)
+        ranked = bridge_candidates(anchor, terms, question) if specific else []
+        if rank == 0:
+            pending = tuple(c for c in ranked if not any(is_about(hit, c.name) for hit in evidence))
+            anchored = specific
+        if compared:
+            if _supports_compared(anchor, single, terms, threshold):
+                return PartSupport(terms, True, anchor, single, compared=True)
+            continue  # a compared entity needs a paragraph of its own, not one reached through a link
+        lacking = len(single.generic) < len(terms.generic)
+        bridged = lacking and any(c.weight > 0 for c in ranked)
+        if not bridge_shaped and not bridged and single.covers(threshold):
+            return PartSupport(terms, True, anchor, single)
+        bridges = [c.name for c in ranked[:BRIDGE_CANDIDATES]]
+        linked = _linked_cover(
+            terms, evidence, stacks, a, single, bridges=bridges, asked=asked, threshold=threshold
+        )
+        if linked is not None:
+            return PartSupport(terms, True, anchor, linked[1], linked[0])
+    if not anchors:
+        return PartSupport(terms, False, compared=compared)
+    top = anchors[0]
+    return PartSupport(
+        terms, False, evidence[top], singles[top], candidates=pending, compared=compared, anchored=anchored
+    )

@@ -1,0 +1,186 @@
+"""The extractive assessor on multi-hop questions: bridges, comparisons and compound parts, through the Engine."""
+
+from __future__ import annotations
+
+from adapters.extractive import ExtractiveEngine
+from core.text import normalize_query
+from tests.extractive.helpers import hit, ticks_during
+
+KISS_QUESTION = (
+    "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?"
+)
+KISS = hit(
+    1,
+    "Kiss and Tell is a 1945 American comedy film starring then 17-year-old Shirley Temple as Corliss Archer. "
+    "In the film, two teenage girls cause their parents much concern.",
+    "Kiss and Tell (1945 film)",
+)
+TREASURER = hit(
+    2,
+    "The Lord High Treasurer was a government position held by a woman only once; the post was later put "
+    "into commission.",
+    "Lord High Treasurer",
+)
+TEMPLE = hit(
+    3,
+    "Shirley Temple Black was an American actress and diplomat. As an adult, she served as Chief of Protocol "
+    "of the United States.",
+    "Shirley Temple",
+)
+MAGAZINES = "Which magazine was started first, Arthur's Magazine or First for Women?"
+ARTHURS = hit(
+    1,
+    "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia.",
+    "Arthur's Magazine",
+)
+FIRST_FOR_WOMEN = hit(
+    2,
+    "First for Women is a woman's magazine published in the USA. It was started in 1989.",
+    "First for Women",
+)
+engine = ExtractiveEngine()
+
+
+async def test_words_scattered_over_a_distractor_do_not_cover_a_bridge_question() -> None:
+    """The film paragraph plus a paragraph that merely shares the question's words is not enough evidence."""
+    verdict, _ = await engine.assess(KISS_QUESTION, [KISS, TREASURER], [KISS_QUESTION])
+    assert not verdict.sufficient
+    assert verdict.queries == ("Shirley Temple held woman portrayed government position",)
+    assert 'look up "Shirley Temple" next' in verdict.missing
+
+
+async def test_the_paragraph_about_the_bridge_entity_completes_the_question() -> None:
+    """Once the paragraph about the woman the film names arrives, the question is covered."""
+    searched = [KISS_QUESTION, "Shirley Temple held woman portrayed government position"]
+    verdict, _ = await engine.assess(KISS_QUESTION, [KISS, TREASURER, TEMPLE], searched)
+    assert (verdict.sufficient, verdict.missing, verdict.queries) == (True, "", ())
+
+
+async def test_a_bridge_shaped_question_needs_the_hop_even_when_one_paragraph_has_every_word() -> None:
+    """'A university that is located in what city': the professor's paragraph alone never answers it."""
+    question = "Ralph Hefferline was a psychology professor at a university that is located in what city?"
+    professor = hit(
+        1,
+        "Ralph Hefferline was a psychology professor at Columbia University, located in the city he loved.",
+        "Ralph Hefferline",
+    )
+    verdict, _ = await engine.assess(question, [professor], [question])
+    assert not verdict.sufficient
+    assert verdict.queries[0] == "Columbia University city"
+    university = hit(
+        2, "Columbia University is a research university in New York City.", "Columbia University"
+    )
+    final, _ = await engine.assess(question, [professor, university], [question, *verdict.queries])
+    assert final.sufficient
+
+
+async def test_a_handbook_bridge_looks_up_the_team_the_first_document_names() -> None:
+    """'The team that runs the VPN' -> the IT page names the team; the team's own page answers the floor."""
+    question = "Which floor is the office of the team that runs the VPN on?"
+    it_page = hit(
+        1, "The VPN is run by the Infrastructure Team. Requests go through the IT portal.", "it-accounts.md"
+    )
+    verdict, _ = await engine.assess(question, [it_page], [question])
+    assert not verdict.sufficient
+    assert verdict.queries[0] == "Infrastructure Team office floor"
+    team_page = hit(
+        2, "The Infrastructure Team sits on floor 7 of the north building.", "infrastructure-team.md"
+    )
+    final, _ = await engine.assess(question, [it_page, team_page], [question, *verdict.queries])
+    assert final.sufficient
+
+
+async def test_a_searched_bridge_query_is_not_proposed_again() -> None:
+    """A hop already searched (differently spaced and punctuated) is replaced by another query."""
+    searched = [KISS_QUESTION, "shirley temple: held woman, portrayed government-position!"]
+    verdict, _ = await engine.assess(KISS_QUESTION, [KISS, TREASURER], searched)
+    assert not verdict.sufficient
+    assert verdict.queries
+    assert all(normalize_query(q) not in {normalize_query(s) for s in searched} for q in verdict.queries)
+
+
+async def test_each_compared_entity_needs_its_own_paragraph() -> None:
+    """With only one magazine's paragraph, the gap and the one next query are about the other magazine."""
+    verdict, _ = await engine.assess(MAGAZINES, [ARTHURS], [MAGAZINES])
+    assert not verdict.sufficient
+    assert verdict.missing == 'no evidence yet for "Which magazine was started first, First for Women"'
+    assert verdict.queries == ("Which magazine was started first, First for Women",)
+    both, _ = await engine.assess(MAGAZINES, [ARTHURS, FIRST_FOR_WOMEN], [MAGAZINES, *verdict.queries])
+    assert both.sufficient
+
+
+async def test_uncovered_compared_entities_get_one_query_each() -> None:
+    """Neither magazine found: two queries, one per compared entity."""
+    unrelated = hit(5, "A list of periodicals sold at the station kiosk.", "Kiosk")
+    verdict, _ = await engine.assess(MAGAZINES, [unrelated], [MAGAZINES])
+    assert not verdict.sufficient
+    assert verdict.queries == (
+        "Which magazine was started first, Arthur's Magazine",
+        "Which magazine was started first, First for Women",
+    )
+
+
+async def test_a_compared_entity_mentioned_in_passing_is_not_supported() -> None:
+    """The director's paragraph names Ed Wood as an influence: Ed Wood still needs a paragraph of his own."""
+    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
+    derrickson = hit(
+        1,
+        "Scott Derrickson is an American director and producer. He has cited Ed Wood among his influences.",
+        "Scott Derrickson",
+    )
+    verdict, _ = await engine.assess(question, [derrickson], [question])
+    assert not verdict.sufficient
+    assert verdict.queries == ("Were Ed Wood of the same nationality",)
+    wood = hit(2, "Edward Davis Wood Jr., known as Ed Wood, was an American filmmaker.", "Ed Wood")
+    final, _ = await engine.assess(question, [derrickson, wood], [question, *verdict.queries])
+    assert final.sufficient
+
+
+async def test_chinese_distributed_question_asks_for_the_missing_entity_only() -> None:
+    """年假和病假分别有几天 with only the annual-leave rule found: the gap and the query are 病假有几天."""
+    question = "年假和病假分别有几天？"
+    leave = hit(1, "工龄满 1 年不满 5 年：每年 10 天年假。", "年假制度.md", "年假天数")
+    verdict, _ = await engine.assess(question, [leave], [question])
+    assert (verdict.sufficient, verdict.missing, verdict.queries) == (
+        False,
+        "缺少关于「病假有几天」的资料",
+        ("病假有几天",),
+    )
+    sick = hit(2, "员工每年享有 12 天带薪病假。", "病假与其他假期.md", "病假")
+    final, _ = await engine.assess(question, [leave, sick], [question, "病假有几天"])
+    assert final.sufficient
+
+
+async def test_one_table_covering_both_compared_cities_is_enough() -> None:
+    """北京和上海的住宿标准: one paragraph that states both cities' standards supports each of them."""
+    question = "北京和上海的住宿标准哪个更高？"
+    table = hit(
+        1, "出差住宿标准：北京每晚 600 元，上海每晚 650 元，其他城市每晚 400 元。", "差旅.md", "住宿标准"
+    )
+    verdict, _ = await engine.assess(question, [table], [question])
+    assert verdict.sufficient
+
+
+async def test_chinese_compound_question_is_split_across_documents() -> None:
+    """年假 found, 报销期限 not: the second part alone becomes the next query; both found is sufficient."""
+    question = "年假有几天，以及报销的截止期限是多久？"
+    leave = hit(1, "工龄满 1 年不满 5 年：每年 10 天年假。", "年假制度.md", "年假天数")
+    expenses = hit(2, "所有费用必须在费用发生之日起 30 天内提交报销单，这是报销的截止期限。", "费用报销.md")
+    first, _ = await engine.assess(question, [leave], [question])
+    assert first.queries == ("报销的截止期限是多久",)
+    second, _ = await engine.assess(question, [leave, expenses], [question, *first.queries])
+    assert second.sufficient
+
+
+async def test_assessing_many_paragraphs_leaves_the_event_loop_free() -> None:
+    """Entity extraction and matching run in a worker thread: a 1 ms ticker keeps ticking meanwhile."""
+    evidence = [
+        hit(
+            i, f"{KISS.content} {TEMPLE.content} Paragraph {i} names Person Number{i} of Town{i}.", f"Doc {i}"
+        )
+        for i in range(1000)
+    ]
+    await engine.assess(KISS_QUESTION, evidence[:2], [])  # jieba's dictionary loads once, outside the timing
+    ticks, seconds = await ticks_during(lambda: engine.assess(KISS_QUESTION, evidence, [KISS_QUESTION]))
+    assert seconds > 0.02  # enough work that blocking the loop would show
+    assert ticks >= 3
