@@ -11,7 +11,7 @@ core.errors.KnowledgeBaseError. Search modes (seed 003):
   deep, fused by relative-score fusion (core.search.relative_score_fuse: min-max per list, then
   0.5 * vector + 0.5 * keywords), then cut at the threshold again on the fused score. Chosen by
   recall@5 on CMRC 2018 dev (tests/benchmarks/bench_kb.py): embedding 0.874, keywords 0.995, RRF
-  (k=60) 0.973, relative-score 0.3 / 0.5 / 0.7 -> 0.996 / 0.995 / 0.947. RRF fell 2.2 points below
+  (k=60) 0.974, relative-score 0.3 / 0.5 / 0.7 -> 0.996 / 0.995 / 0.947. RRF fell 2.1 points below
   keywords because it throws away how far ahead a list's top hit is.
 
 A replacement upserts the new version's chunks, then flips the catalog entry (one write), then deletes
@@ -151,8 +151,8 @@ class ChromaKnowledgeBase(ChromaStore):
             dimension = int(vectors.shape[1]) if vectors is not None else await _dimension_of(embedder)
             handle = await self._create(dataset, embedding_model, dimension)
         records = [
-            cd.chunk_records(document, chunks, title=title, version=document_version(document.content_hash))
-            for (document, chunks), title in zip(items, titles, strict=True)
+            cd.chunk_records(document, chunks, version=document_version(document.content_hash))
+            for document, chunks in items
         ]
         ids = [chunk_id for record in records for chunk_id in record.ids]
         # jieba runs beside the Chroma writes (in a worker process for large batches: embedded Chroma

@@ -30,6 +30,13 @@ EmbedderFor = Callable[[str], Embedder]
 DEFAULT_FUSION = "relative_score"
 
 
+def _start_tokeniser() -> ProcessPoolExecutor:
+    """A one-process pool (spawned: forking a process that runs Chroma's threads is unsafe), warmed up."""
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
+    pool.submit(tokenise_texts, ["预热"]).result()  # spawns the process and loads jieba now
+    return pool
+
+
 def _chroma_failed(exc: Exception) -> KnowledgeBaseError:
     return KnowledgeBaseError(
         "知识库存储出错,请稍后再试。", "The knowledge-base store failed.", detail=repr(exc)
@@ -143,9 +150,10 @@ class ChromaStore:
     async def _tokenise(self, texts: list[str]) -> list[str]:
         """Keyword tokens of texts: in the worker process for large batches, else in a thread."""
         if self._tokenise_in_process and len(texts) >= PROCESS_TOKENISE_MIN:
-            if self._tokeniser is None:
-                self._tokeniser = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
             try:
+                if self._tokeniser is None:
+                    # Started from a worker thread: spawning the process on the loop stalls it.
+                    self._tokeniser = await asyncio.to_thread(_start_tokeniser)
                 return await asyncio.get_running_loop().run_in_executor(
                     self._tokeniser, tokenise_texts, texts
                 )

@@ -80,14 +80,15 @@ def fit(text: str, width: int) -> str:
     return flat + " " * (width - _width(flat))
 
 
-def format_table(hits: Sequence[Hit]) -> str:
-    """Rank, score, document, heading and snippet, one hit per line."""
+def format_table(hits: Sequence[Hit], *, show_dataset: bool = False) -> str:
+    """Rank, score, document (dataset/document when several datasets), heading and snippet per line."""
     header = f"{'#':>3}  {'score':<6} {fit('document', 24)} {fit('heading', 30)} snippet"
     lines = [header]
     for rank, hit in enumerate(hits, start=1):
         heading = hit.heading.split(" > ", 1)[-1] if " > " in hit.heading else hit.heading
+        document = f"{hit.dataset}/{hit.document_name}" if show_dataset else hit.document_name
         lines.append(
-            f"{rank:>3}  {hit.score:<6.3f} {fit(hit.document_name, 24)} {fit(heading, 30)} "
+            f"{rank:>3}  {hit.score:<6.3f} {fit(document, 24)} {fit(heading, 30)} "
             f"{fit(hit.content, 60).rstrip()}"
         )
     return "\n".join(lines)
@@ -146,7 +147,7 @@ async def run_search(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(hits_json(request, hits))
     elif hits:
-        print(format_table(hits))
+        print(format_table(hits, show_dataset=len(request.datasets) > 1))
     else:
         print(f"no hits (mode {request.mode}, threshold {request.threshold:.2f})")
     return 0

@@ -283,6 +283,7 @@ async def test_searches_run_off_the_event_loop(tmp_path: Path, embedder: Countin
         for mode in ("keywords", "embedding", "blend") * 5:  # the first keyword search rebuilds BM25
             assert await kb.search(request("码头装卸规则", "ds", mode=mode, limit=50))
         elapsed = asyncio.get_running_loop().time() - started
+    await kb.close()
     assert ticker.ticks >= elapsed / 0.05
     assert ticker.max_gap < max(0.2, elapsed / 5)
 
@@ -294,9 +295,13 @@ async def test_writes_yield_to_the_event_loop_between_batches(
     kb = make_kb(tmp_path, embedder, write_batch=50)
     texts = [f"段落 {i} 讲述港口 {i % 17} 号码头的装卸规则和安全要求" for i in range(1500)]
     async with Ticker() as ticker:
+        started = asyncio.get_running_loop().time()
         await kb.replace_document("ds", doc("ds", "big"), chunks(*texts), embedding_model=MODEL)
-    assert ticker.ticks >= 1500 // 50
-    assert ticker.max_gap < 0.5
+        elapsed = asyncio.get_running_loop().time() - started
+    await kb.close()  # stops the tokeniser process started for this large batch
+    # Done on the loop, the 30 upserts would allow no tick at all and one gap as long as the whole call.
+    assert ticker.ticks >= 1500 // 50 // 2
+    assert ticker.max_gap < elapsed / 3
 
 
 async def test_keyword_index_survives_a_restart_and_is_rebuilt_when_missing(
