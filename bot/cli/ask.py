@@ -23,6 +23,9 @@ def register(commands: Any) -> None:
     ask.add_argument("question")
     _conversation_options(ask)
     ask.add_argument("--json", action="store_true", help="print the whole record as JSON")
+    ask.add_argument(
+        "--again", type=int, metavar="RECORD", help="answer this record of the conversation again"
+    )
     ask.set_defaults(handler=run_ask)
 
     chat = commands.add_parser("chat", help="an interactive conversation (/new, /trace, /quit)")
@@ -58,10 +61,16 @@ async def _ask(
     datasets: tuple[str, ...],
     *,
     stream: bool,
+    again: int | None = None,
 ) -> Record | Failed:
     printer = ProgressPrinter(lang=detect_language(text), stream_answer=stream)
     question = Question(
-        conversation=key, text=text, datasets=datasets, retrieval_mode=args.mode, search_mode=args.search_mode
+        conversation=key,
+        text=text,
+        datasets=datasets,
+        retrieval_mode=args.mode,
+        search_mode=args.search_mode,
+        re_chat_record_id=again,
     )
     async for event in services.pipeline.ask(question):
         printer.show(event)
@@ -77,7 +86,10 @@ async def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     async with build_services(settings) as services:
         datasets = await resolve_datasets(services, args.dataset)
         key = _key(args.conversation)
-        result = await _ask(services, key, args.question, args, datasets, stream=False)
+        if args.again is not None and not args.conversation:
+            print("--again needs --conversation (the record's conversation)", file=sys.stderr)
+            return 2
+        result = await _ask(services, key, args.question, args, datasets, stream=False, again=args.again)
         if isinstance(result, Failed):
             return 2 if result.record is None else 1
         print(record_json(result) if args.json else format_answer(result))

@@ -56,6 +56,19 @@ def test_ask_follow_up_history_and_trace_offline(env: dict[str, str]) -> None:
     assert json.loads(trace.stdout)["rewritten"] == record["rewritten"]
     text_trace = _kb(env, "trace", str(record["id"]))
     assert "改写后的问题" in text_trace.stdout and "停止原因" in text_trace.stdout
+    again = _kb(
+        env,
+        "ask",
+        "那它们各自占用多少内存?",
+        "--conversation",
+        "cli1",
+        "--again",
+        str(record["id"]),
+        "--json",
+    )
+    redone = json.loads(again.stdout)
+    assert redone["id"] == record["id"] and redone["status"] == "answered"
+    assert [a["answer"] for a in redone["details"]["previous_answers"]] == [record["answer"]]
 
 
 def test_bad_questions_exit_with_a_clear_message(env: dict[str, str]) -> None:
