@@ -6,13 +6,11 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from core.answer import citations, uncertainty_notice
-from core.errors import InvalidInput, KbError, ModelError, ModelOutputInvalid, NotFound
+from core.errors import InvalidInput, KbError, ModelError, NotFound
 from core.events import (
-    AnswerDelta,
     Compacting,
     ContextLoading,
     Done,
@@ -22,22 +20,21 @@ from core.events import (
     Progress,
     Queued,
 )
+from core.generation import AnswerWriter
 from core.models import (
     AnswerRequest,
     CompactionReport,
-    Completion,
     LoadedContext,
     Question,
     Record,
     RecordStatus,
     RetrievalMode,
-    RetrievalOutcome,
     SearchMode,
     Turn,
     Usage,
 )
 from core.ports import ContextLoader, ConversationLock, ConversationStore, Engine, Retriever
-from core.prompts import DEGRADED_NOTICE
+from core.run_ledger import RunLedger
 from core.text import detect_language
 from core.validation import validate_question
 
@@ -69,23 +66,6 @@ class PipelineLimits:
     answer_fallback: bool = True
 
 
-@dataclass
-class _Run:
-    """Mutable bookkeeping of one question while it is answered."""
-
-    lang: str
-    started: float = field(default_factory=time.monotonic)
-    usage: Usage = field(default_factory=Usage)
-    model_calls: int = 0
-    timings: dict[str, float] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def lap(self, name: str, since: float) -> float:
-        now = time.monotonic()
-        self.timings[name] = round(now - since, 4)
-        return now
-
-
 class Pipeline:
     """The single use case: answer a question in a conversation, streaming typed progress events."""
 
@@ -106,9 +86,11 @@ class Pipeline:
         self._context = context_loader
         self._retriever = retriever
         self._engine = engine
-        self._fallback = fallback_engine
         self._compactor = compactor
         self._limits = limits or PipelineLimits()
+        self._writer = AnswerWriter(
+            engine, fallback=fallback_engine, allow_fallback=self._limits.answer_fallback
+        )
 
     async def ask(self, question: Question) -> AsyncIterator[Progress]:
         """Progress events ending with exactly one Done or Failed. Closing the stream early interrupts."""
@@ -164,7 +146,7 @@ class Pipeline:
         return interrupted
 
     async def _run(self, question: Question, emit: Callable[[Progress], Awaitable[None]]) -> None:
-        run = _Run(lang=detect_language(question.text or ""))
+        run = RunLedger(lang=detect_language(question.text or ""))
         try:
             text = validate_question(question.text, max_tokens=self._limits.question_max_tokens)
         except KbError as exc:
@@ -214,7 +196,7 @@ class Pipeline:
         )
         return record if created else None
 
-    async def _fail(self, record: Record, status: RecordStatus, reason: str, run: _Run) -> Record:
+    async def _fail(self, record: Record, status: RecordStatus, reason: str, run: RunLedger) -> Record:
         details = {**run.details, "lang": run.lang, "timings": run.timings}
         return await self.store.fail_record(record.id, status=status, reason=reason, details=details)
 
@@ -223,7 +205,7 @@ class Pipeline:
         record: Record,
         text: str,
         question: Question,
-        run: _Run,
+        run: RunLedger,
         emit: Callable[[Progress], Awaitable[None]],
     ) -> Record:
         run.details["lang"] = run.lang
@@ -243,13 +225,26 @@ class Pipeline:
             emit=emit,
         )
         since = run.lap("retrieval", since)
-        run.usage += outcome.usage
-        run.model_calls += outcome.model_calls
+        run.charge(outcome.usage, outcome.model_calls)
         run.details["trace"] = {"rewritten": rewritten, **outcome.trace}
         await emit(
             Generating(rounds=len(outcome.trace.get("rounds", [])), stop_reason=outcome.stop_reason.value)
         )
-        answer, engine_name = await self._generate(text, rewritten, context, outcome, run, emit)
+        shown = (
+            text
+            if rewritten == text
+            else f"{text}\n({'完整问题' if run.lang == 'zh' else 'standalone'}: {rewritten})"
+        )
+        request = AnswerRequest(
+            question=shown,
+            evidence=outcome.hits,
+            history=context.messages,
+            sufficient=outcome.sufficient,
+            stop_reason=outcome.stop_reason.value,
+            missing=outcome.missing,
+            lang=run.lang,
+        )
+        answer, engine_name = await self._writer.write(request, run, emit)
         run.lap("generation", since)
         notice = None if outcome.sufficient else uncertainty_notice(run.lang)
         if notice:
@@ -271,7 +266,7 @@ class Pipeline:
         )
 
     async def _load_context(
-        self, record: Record, run: _Run, emit: Callable[[Progress], Awaitable[None]]
+        self, record: Record, run: RunLedger, emit: Callable[[Progress], Awaitable[None]]
     ) -> LoadedContext:
         since = time.monotonic()
         announced = False
@@ -286,13 +281,12 @@ class Pipeline:
             record.conversation_id, before_id=record.id, on_compacting=on_compacting
         )
         run.lap("context", since)
-        run.usage += context.usage
-        run.model_calls += int(context.metadata.get("summary_calls", 0))
+        run.charge(context.usage, int(context.metadata.get("summary_calls", 0)))
         # The summary text itself stays in the conversation_context table, not in every record.
         run.details["context"] = {k: v for k, v in context.metadata.items() if k != "summary"}
         return context
 
-    async def _rewrite(self, context: LoadedContext, text: str, run: _Run) -> str:
+    async def _rewrite(self, context: LoadedContext, text: str, run: RunLedger) -> str:
         history = list(context.turns)
         summary = str(context.metadata.get("summary", "")) if context.metadata.get("compacted_rounds") else ""
         if summary:
@@ -305,68 +299,10 @@ class Pipeline:
             # A truncated or failed rewrite is never used; the original question still gets an answer.
             log.warning("rewrite failed (%s); using the original question", exc)
             run.details["rewrite_error"] = f"{exc.code}: {exc}"
-            run.model_calls += 1
+            run.charge(Usage())
             return text
-        run.usage += usage
-        run.model_calls += 1
+        run.charge(usage)
         return rewritten.strip() or text
-
-    async def _generate(
-        self,
-        text: str,
-        rewritten: str,
-        context: LoadedContext,
-        outcome: RetrievalOutcome,
-        run: _Run,
-        emit: Callable[[Progress], Awaitable[None]],
-    ) -> tuple[str, str]:
-        shown = (
-            text
-            if rewritten == text
-            else f"{text}\n({'完整问题' if run.lang == 'zh' else 'standalone'}: {rewritten})"
-        )
-        request = AnswerRequest(
-            question=shown,
-            evidence=outcome.hits,
-            history=context.messages,
-            sufficient=outcome.sufficient,
-            stop_reason=outcome.stop_reason.value,
-            missing=outcome.missing,
-            lang=run.lang,
-        )
-        try:
-            return await self._stream(self._engine, request, run, emit), self._engine.name
-        except ModelError as exc:
-            if self._fallback is None or not self._limits.answer_fallback:
-                raise
-            log.warning("answer model failed (%s); answering extractively", exc)
-            run.details["answer_error"] = f"{exc.code}: {exc}"
-            degraded = DEGRADED_NOTICE["zh" if run.lang == "zh" else "en"]
-            await emit(Notice(text=degraded, kind="degraded"))
-            body = await self._stream(self._fallback, request, run, emit)
-            return f"{degraded}\n\n{body}", f"{self._fallback.name} (fallback)"
-
-    async def _stream(
-        self, engine: Engine, request: AnswerRequest, run: _Run, emit: Callable[[Progress], Awaitable[None]]
-    ) -> str:
-        parts: list[str] = []
-        final: Completion | None = None
-        async for item in engine.answer(request):
-            if isinstance(item, Completion):
-                final = item
-            elif item:
-                parts.append(item)
-                await emit(AnswerDelta(text=item))
-        run.model_calls += 1
-        if final is None:
-            raise ModelOutputInvalid("the answer stream ended without a final result")
-        run.usage += final.usage
-        body = final.text or "".join(parts)
-        if not body.strip():
-            raise ModelOutputInvalid("empty answer")
-        if final.finish_reason == "length":
-            body = f"{body.rstrip()}\n{TRUNCATED_ANSWER['zh' if run.lang == 'zh' else 'en']}"
-        return body
 
 
 __all__ = ["InvalidInput", "NoKnowledgeBase", "Pipeline", "PipelineLimits"]
