@@ -12,6 +12,31 @@ from core.models import Hit
 from core.rerank import LocalReranker
 from tests.fakes import FakeEngine, FakeKnowledgeBase
 
+QUESTION = "请分别说明行政复议的一般申请期限,以及某乡 2026 年行政审批服务中心的预算金额"
+BUDGET_QUERY = "某乡 2026 年 部门预算 行政审批服务中心"
+TRACE_KEYS = {
+    "mode",
+    "escalated",
+    "complexity",
+    "rounds",
+    "stop_reason",
+    "stop_label_zh",
+    "stop_label_en",
+    "sufficient",
+    "missing",
+    "rerank",
+    "run_time",
+}
+ROUND_KEYS = {
+    "round",
+    "queries",
+    "new_paragraph_ids",
+    "total_evidence",
+    "sufficient",
+    "missing",
+    "next_queries",
+}
+
 
 def hit(id: str, content: str = "", score: float = 0.9, *, document: str = "doc") -> Hit:
     """A paragraph hit with a given score."""

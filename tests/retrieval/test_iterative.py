@@ -4,32 +4,7 @@ from __future__ import annotations
 
 from core.errors import ModelOutputInvalid
 from core.models import Assessment, StopReason
-from tests.retrieval.support import Recorder, build, hit
-
-QUESTION = "请分别说明行政复议的一般申请期限,以及某乡 2026 年行政审批服务中心的预算金额"
-BUDGET_QUERY = "某乡 2026 年 部门预算 行政审批服务中心"
-TRACE_KEYS = {
-    "mode",
-    "escalated",
-    "complexity",
-    "rounds",
-    "stop_reason",
-    "stop_label_zh",
-    "stop_label_en",
-    "sufficient",
-    "missing",
-    "rerank",
-    "run_time",
-}
-ROUND_KEYS = {
-    "round",
-    "queries",
-    "new_paragraph_ids",
-    "total_evidence",
-    "sufficient",
-    "missing",
-    "next_queries",
-}
+from tests.retrieval.support import BUDGET_QUERY, QUESTION, TRACE_KEYS, Recorder, build, hit
 
 
 async def test_insufficient_evidence_triggers_a_second_round_with_dedup() -> None:
