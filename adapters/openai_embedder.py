@@ -8,10 +8,8 @@ from typing import Any
 
 import openai
 
-from adapters.openai_retry import Backoff, Retrier, to_core_error
+from adapters.openai_retry import Backoff, Retrier, make_client, to_core_error
 from core.errors import ModelOutputInvalid, ModelUnavailable
-
-PLACEHOLDER_API_KEY = "not-needed"
 
 
 class OpenAIEmbedder:
@@ -36,13 +34,7 @@ class OpenAIEmbedder:
         self._backoff = backoff
         self._dimension = dimension
         self._owns_client = client is None
-        if client is None:
-            client = openai.AsyncOpenAI(
-                base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout, max_retries=0
-            )
-        else:
-            client = client.with_options(timeout=timeout, max_retries=0)
-        self._client = client
+        self._client = make_client(client, base_url=base_url, api_key=api_key, timeout=timeout)
 
     @property
     def name(self) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import openai
 
-from adapters.openai_retry import Backoff, Retrier, describe, is_transient, to_core_error
+from adapters.openai_retry import Backoff, Retrier, describe, is_transient, make_client, to_core_error
 from adapters.think_filter import ThinkFilter, strip_thinking
 from core.budget import count_tokens
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
@@ -20,7 +20,6 @@ from core.models import Completion, Message, Usage
 
 log = logging.getLogger(__name__)
 
-PLACEHOLDER_API_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
 # Sent through extra_body when thinking is disabled: vLLM / llama.cpp / Qwen chat templates read
 # chat_template_kwargs; DeepSeek / GLM / Doubao-style APIs read thinking.type (seed 000).
 THINKING_OFF: dict[str, Any] = {
@@ -123,13 +122,7 @@ class OpenAIChatModel:
         self._retries = retries
         self._backoff = backoff
         self._owns_client = client is None
-        if client is None:
-            client = openai.AsyncOpenAI(
-                base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout, max_retries=0
-            )
-        else:
-            client = client.with_options(timeout=timeout, max_retries=0)
-        self._client = client
+        self._client = make_client(client, base_url=base_url, api_key=api_key, timeout=timeout)
         self._json_mode: JsonMode = "json_schema"
         self._thinking_hints = disable_thinking
 

@@ -22,6 +22,8 @@ from core.errors import ModelError, ModelOutputInvalid, ModelTruncated, ModelUna
 
 log = logging.getLogger(__name__)
 
+PLACEHOLDER_API_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
+
 T = TypeVar("T")
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 
@@ -169,3 +171,14 @@ class Retrier:
             except openai.OpenAIError as exc:
                 if not await self.wait_before_retry(exc):
                     raise
+
+
+def make_client(
+    client: openai.AsyncOpenAI | None, *, base_url: str | None, api_key: str | None, timeout: float
+) -> openai.AsyncOpenAI:
+    """The SDK client with its own retries off (the Retrier owns them), new or derived from an injected one."""
+    if client is None:
+        return openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout, max_retries=0
+        )
+    return client.with_options(timeout=timeout, max_retries=0)
