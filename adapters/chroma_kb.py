@@ -127,12 +127,14 @@ class ChromaKnowledgeBase(ChromaStore):
         items: Sequence[tuple[DocumentInfo, Sequence[Chunk]]],
         *,
         embedding_model: str,
+        keywords: Sequence[Sequence[str]] | None = None,
     ) -> None:
         """replace_document for several documents with one embedding call, large upserts and one flip.
 
         Upserting hundreds of chunks per call instead of one document's dozens is ~3x cheaper in Chroma
         (measured: 50 -> ~740, 500 -> ~2060 records per CPU-second). Every document's new chunks are
-        written before the single catalog write that makes them all live.
+        written before the single catalog write that makes them all live. keywords: each item's chunk
+        terms from self.chunk_keywords, already computed (by ingestion's worker); else tokenised here.
         """
         if not items:
             return
@@ -155,16 +157,16 @@ class ChromaKnowledgeBase(ChromaStore):
             for document, chunks in items
         ]
         ids = [chunk_id for record in records for chunk_id in record.ids]
+        given = _given_keywords(items, keywords)
         # jieba runs beside the Chroma writes (in a worker process for large batches: embedded Chroma
         # holds the GIL while it writes, so a thread could not overlap with it).
-        tokenising = asyncio.ensure_future(self._tokenise(texts))
+        tokenising = asyncio.ensure_future(self._tokenise(texts)) if given is None else None
         if vectors is not None:
             await self._run(
                 cd.write_chunks,
                 handle,
                 ids,
                 vectors,
-                [text for record in records for text in record.documents],
                 [meta for record in records for meta in record.metadatas],
                 batch=self._write_batch,
             )
@@ -182,7 +184,8 @@ class ChromaKnowledgeBase(ChromaStore):
             if old is not None and old.version != record.version:
                 stale.extend(old.live_ids)
                 replaced.append((document.document_id, record.version))
-        tokenised = list(zip(ids, await tokenising, strict=True))
+        terms = await tokenising if tokenising is not None else given
+        tokenised = list(zip(ids, terms or [], strict=True))
         async with self._keyword_lock(handle):  # the moment the new versions go live
             await self._run(cd.commit_documents, handle, entries, stale, tokenised)
         for document_id, version in replaced:
@@ -210,6 +213,17 @@ class ChromaKnowledgeBase(ChromaStore):
         """Enable or disable a document (disabled documents never appear in any search)."""
         handle, _ = await self._entry(dataset, document_id)
         await self._run(handle.catalog.set_enabled, document_id, enabled)
+
+
+def _given_keywords(
+    items: Sequence[tuple[DocumentInfo, Sequence[Chunk]]], keywords: Sequence[Sequence[str]] | None
+) -> list[str] | None:
+    """The given keyword terms flattened in chunk order; None when absent (or not one per chunk)."""
+    if keywords is None or len(keywords) != len(items):
+        return None
+    if any(len(terms) != len(chunks) for terms, (_, chunks) in zip(keywords, items, strict=True)):
+        return None
+    return [term for terms in keywords for term in terms]
 
 
 async def _dimension_of(embedder: Embedder) -> int:

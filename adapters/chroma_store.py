@@ -2,25 +2,26 @@
 
 Every Chroma, jieba and bm25s call goes through ``ChromaStore._run`` (asyncio.to_thread), which maps
 vendor failures to core.errors.KnowledgeBaseError. Embedded Chroma holds the GIL for a whole upsert,
-so writes are split into ``write_batch`` records per call (see adapters.chroma_dataset.WRITE_BATCH).
+so writes are split into ``write_batch`` records per call (see adapters.chroma_dataset.WRITE_BATCH),
+and CPU-bound Python work that should run beside the writes (jieba; ingestion's reading and chunking,
+core.ingest_plan.WorkerDocumentIndex) goes to worker processes (adapters.chroma_workers).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing as mp
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
 from adapters import chroma_dataset as cd
 from adapters.chroma_catalog import collection_name
-from adapters.keyword_index import tokenise_texts
+from adapters.chroma_workers import WorkerPool
+from adapters.keyword_index import chunk_keywords, tokenise_texts
 from core.errors import InvalidInput, KbError, KnowledgeBaseError
+from core.ingest_plan import ChunkKeywords
 from core.ports import Embedder
 
 log = logging.getLogger(__name__)
@@ -28,13 +29,6 @@ T = TypeVar("T")
 PROCESS_TOKENISE_MIN = 256  # below this, starting/feeding the worker process costs more than it saves
 EmbedderFor = Callable[[str], Embedder]
 DEFAULT_FUSION = "relative_score"
-
-
-def _start_tokeniser() -> ProcessPoolExecutor:
-    """A one-process pool (spawned: forking a process that runs Chroma's threads is unsafe), warmed up."""
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
-    pool.submit(tokenise_texts, ["预热"]).result()  # spawns the process and loads jieba now
-    return pool
 
 
 def _chroma_failed(exc: Exception) -> KnowledgeBaseError:
@@ -55,7 +49,7 @@ class ChromaStore:
         fusion: str = DEFAULT_FUSION,
         catalog_ttl: float | None = None,
         write_batch: int = cd.WRITE_BATCH,
-        tokenise_in_process: bool = True,
+        use_worker_process: bool = True,
     ) -> None:
         """client: a chromadb PersistentClient or HttpClient; embedders: model name -> Embedder.
 
@@ -63,7 +57,8 @@ class ChromaStore:
         re-read catalogs older than this many seconds before a search (server mode, where other
         processes write); None trusts the in-process cache, refreshed on every write. write_batch:
         records per upsert call (embedded Chroma holds the GIL for a whole call, see chroma_dataset).
-        tokenise_in_process: tokenise batches of PROCESS_TOKENISE_MIN+ chunks in one worker process.
+        use_worker_process: run run_in_worker calls, and tokenising of batches of PROCESS_TOKENISE_MIN+
+        chunks, in worker processes (False: in threads).
         """
         self._client = client
         self._embedders = embedders
@@ -74,8 +69,7 @@ class ChromaStore:
         self._datasets: dict[str, cd.DatasetHandle] = {}
         self._open_lock = asyncio.Lock()
         self._keyword_locks: dict[str, asyncio.Lock] = {}
-        self._tokenise_in_process = tokenise_in_process
-        self._tokeniser: ProcessPoolExecutor | None = None
+        self._workers = WorkerPool(enabled=use_worker_process)
 
     # ---------- plumbing ----------
 
@@ -147,20 +141,25 @@ class ChromaStore:
         handle = await self._open(dataset)
         return None if handle is None else handle.model
 
+    @property
+    def chunk_keywords(self) -> ChunkKeywords:
+        """Keyword terms of a document's chunks (WorkerDocumentIndex): what replace_documents indexes."""
+        return chunk_keywords
+
+    async def run_in_worker(self, function: Callable[..., T], /, *args: Any) -> T:
+        """function(*args) in a worker process (WorkerDocumentIndex; see adapters.chroma_workers)."""
+        return await self._workers.run(function, *args)
+
     async def _tokenise(self, texts: list[str]) -> list[str]:
-        """Keyword tokens of texts: in the worker process for large batches, else in a thread."""
-        if self._tokenise_in_process and len(texts) >= PROCESS_TOKENISE_MIN:
-            try:
-                if self._tokeniser is None:
-                    # Started from a worker thread: spawning the process on the loop stalls it.
-                    self._tokeniser = await asyncio.to_thread(_start_tokeniser)
-                return await asyncio.get_running_loop().run_in_executor(
-                    self._tokeniser, tokenise_texts, texts
-                )
-            except (BrokenProcessPool, OSError) as exc:
-                log.warning("keyword tokeniser process failed (%s); tokenising in a thread", exc)
-                self._tokenise_in_process = False
-        return await self._run(tokenise_texts, texts)
+        """Keyword tokens of texts: in a worker process for large batches, else in a thread."""
+        try:
+            if len(texts) >= PROCESS_TOKENISE_MIN:
+                return await self.run_in_worker(tokenise_texts, texts)
+            return await asyncio.to_thread(tokenise_texts, texts)
+        except KbError:
+            raise
+        except Exception as exc:
+            raise _chroma_failed(exc) from exc
 
     # ---------- lifecycle ----------
 
@@ -173,10 +172,8 @@ class ChromaStore:
                     await self._run(handle.keywords.save)
 
     async def close(self) -> None:
-        """Flush keyword indexes and stop the tokeniser process. The Chroma client needs no closing."""
+        """Flush keyword indexes and stop the worker processes. The Chroma client needs no closing."""
         try:
             await self.flush()
         finally:
-            if self._tokeniser is not None:
-                pool, self._tokeniser = self._tokeniser, None
-                await asyncio.to_thread(pool.shutdown)
+            await self._workers.close()

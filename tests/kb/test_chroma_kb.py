@@ -298,7 +298,7 @@ async def test_writes_yield_to_the_event_loop_between_batches(
         started = asyncio.get_running_loop().time()
         await kb.replace_document("ds", doc("ds", "big"), chunks(*texts), embedding_model=MODEL)
         elapsed = asyncio.get_running_loop().time() - started
-    await kb.close()  # stops the tokeniser process started for this large batch
+    await kb.close()  # stops the worker processes started to tokenise this large batch
     # Done on the loop, the 30 upserts would allow no tick at all and one gap as long as the whole call.
     assert ticker.ticks >= 1500 // 50 // 2
     assert ticker.max_gap < elapsed / 3

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import pickle
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -266,3 +269,84 @@ async def test_changed_files_are_written_in_batches_when_the_index_supports_it(f
     assert index.batches == [64, 6]
     assert summary.added == 70 and len(index.docs["ds"]) == 70
     assert [e.done for e in events] == list(range(1, 71))
+
+
+def title_keywords(title: str, chunks: Sequence[Chunk]) -> list[str]:
+    """A stand-in keyword function (top-level, so it can be pickled like the real one)."""
+    return [f"{title}|{chunk.position}" for chunk in chunks]
+
+
+class WorkerIndex(BatchingIndex):
+    """A BatchingIndex lending a 'worker': calls are pickled (as a process would need) and run in a thread."""
+
+    chunk_keywords = staticmethod(title_keywords)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.worker_calls = 0
+        self.keywords: list[Sequence[Sequence[str]] | None] = []
+
+    async def run_in_worker(self, function: Callable[..., Any], /, *args: Any) -> Any:
+        self.worker_calls += 1
+        shipped_function, shipped_args = pickle.loads(pickle.dumps((function, args)))
+        return await asyncio.to_thread(shipped_function, *shipped_args)
+
+    async def replace_documents(
+        self,
+        dataset: str,
+        items: Sequence[tuple[DocumentInfo, Sequence[Chunk]]],
+        *,
+        embedding_model: str,
+        keywords: Sequence[Sequence[str]] | None = None,
+    ) -> None:
+        self.keywords.append(keywords)
+        await super().replace_documents(dataset, items, embedding_model=embedding_model)
+
+
+def on_disk(reader: FakeReader, folder: Path, count: int) -> list[Path]:
+    """count files written to disk (ingestion sizes them) and known to the reader."""
+    paths = []
+    for i in range(count):
+        path = folder / f"{i:02d}.md"
+        text = f"# 文档{i}\n\n" + paragraphs(2, f"w{i}")
+        path.write_text(text, encoding="utf-8")
+        reader.files[path] = text
+        paths.append(path)
+    return paths
+
+
+async def test_large_runs_are_prepared_by_the_index_worker_with_keyword_terms(folder: Path) -> None:
+    """Above worker_min_bytes, files are read and chunked via run_in_worker and their terms reach the index."""
+    reader, index = FakeReader(), WorkerIndex()
+    paths = on_disk(reader, folder, 5)
+    summary = await ingest(
+        index, "ds", paths, read=reader, embedding_model="m", unreadable=(Unreadable,), worker_min_bytes=1
+    )
+    assert index.worker_calls >= 1
+    assert summary.added == 5
+    stored = {info.document_id: (info, chunks) for info, chunks in index.docs["ds"].values()}
+    [terms] = index.keywords
+    assert terms is not None and len(terms) == 5
+    flat = [term for item in terms for term in item]
+    expected = [
+        term
+        for info, chunks in stored.values()
+        for term in title_keywords(getattr(info, "title", ""), chunks)
+    ]
+    assert sorted(flat) == sorted(expected)
+
+
+async def test_small_runs_unchanged_files_and_unpicklable_readers_stay_in_threads(folder: Path) -> None:
+    """The worker is not borrowed below worker_min_bytes, for a reader a process cannot receive, or
+    when every file is already stored with this chunk size (a re-ingest only reads and hashes)."""
+    reader, index = FakeReader(), WorkerIndex()
+    paths = on_disk(reader, folder, 3)
+    common: dict[str, Any] = {"embedding_model": "m", "unreadable": (Unreadable,)}
+    await ingest(index, "ds", paths, read=reader, worker_min_bytes=10**9, **common)
+    assert index.worker_calls == 0 and index.keywords == [None]
+    await ingest(index, "other", paths, read=lambda path: reader(path), worker_min_bytes=1, **common)
+    assert index.worker_calls == 0
+    again = await ingest(index, "ds", paths, read=reader, worker_min_bytes=1, **common)
+    assert index.worker_calls == 0 and again.unchanged == 3
+    rechunked = await ingest(index, "ds", paths, read=reader, worker_min_bytes=1, max_tokens=200, **common)
+    assert index.worker_calls >= 1 and rechunked.changed == 3

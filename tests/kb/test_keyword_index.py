@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
-from adapters.keyword_index import KeywordIndex
+import bm25s
+import numpy as np
+import pytest
+
+from adapters.keyword_index import BM25_B, BM25_K1, KeywordIndex, build_bm25, chunk_keywords, tokens_of
+from core.chunking import embedding_text
+from core.models import Chunk
 
 TEXTS = {
     "a": "行政复议申请期限为六十日",
@@ -95,3 +102,38 @@ def test_missing_or_corrupt_folder_loads_as_empty(tmp_path: Path) -> None:
     broken.mkdir()
     (broken / "meta.json").write_text("{not json", encoding="utf-8")
     assert not KeywordIndex(broken).load()
+
+
+def test_vectorised_bm25_build_scores_exactly_like_bm25s() -> None:
+    """The numpy index build gives bm25s's own float32 scores, bit for bit, for every query token mix."""
+    rng = random.Random(5)
+    words = [f"词{i}" for i in range(300)] + ["港口", "码头", "a", "b"]
+    documents = [" ".join(rng.choices(words, k=rng.randint(1, 60))) for _ in range(700)]
+    documents += ["港口 港口 港口", "solo"]
+    fast = build_bm25(documents, slice_size=64)  # several slices share one vocabulary
+    reference = bm25s.BM25(k1=BM25_K1, b=BM25_B)
+    reference.index([text.split(" ") for text in documents], show_progress=False)
+    assert set(fast.vocab_dict) == set(reference.vocab_dict)
+    for _ in range(200):
+        query = rng.sample(words, rng.randint(1, 5)) + ["solo"] * rng.randint(0, 1)
+        assert np.array_equal(fast.get_scores(query), reference.get_scores(query))
+
+
+@pytest.mark.parametrize(
+    ("title", "heading", "text"),
+    [
+        ("中华人民共和国行政复议法", ("第三章 行政复议申请",), "第二十条 申请期限为六十日。"),
+        ("ΟΔΟΣ Σ", ("Σ",), "Σ abc café"),
+        ("《标题》", ("（一）",), "（二）后文"),
+        ("", (), "e\u0301 开头是组合符"),
+        ("a-b_c", ("x.y",), "z%w&v"),
+        ("ＡＢＣ", ("①②",), "ﬁ ǅ İ"),
+    ],
+)
+def test_chunk_keywords_equal_the_tokens_of_each_embedding_text(
+    title: str, heading: tuple[str, ...], text: str
+) -> None:
+    """Tokenising a document's shared title/heading line once gives the same terms as whole embedding texts."""
+    chunks = [Chunk(text, heading, 0, 1), Chunk(text + "之二", heading, 1, 1), Chunk("另起", (), 2, 1)]
+    expected = [tokens_of(embedding_text(chunk, document_title=title)) for chunk in chunks]
+    assert chunk_keywords(title, chunks) == expected
