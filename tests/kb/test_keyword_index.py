@@ -77,6 +77,28 @@ def test_saved_index_loads_with_identical_results(tmp_path: Path) -> None:
     assert again.search("试用期", 5) == index.search("试用期", 5)
 
 
+def test_a_name_missing_from_the_dictionary_is_indexed_in_pieces_and_still_found() -> None:
+    """Without jieba's HMM, an unknown name is split the same way in text and query, so it matches."""
+    assert "范廷颂" not in tokens_of("范廷颂枢机是越南人").split(" ")
+    index = KeywordIndex()
+    index.add([("name", "范廷颂枢机是越南人"), ("other", "越南的首都是河内")])
+    index.rebuild()
+    assert [chunk_id for chunk_id, _ in index.search("范廷颂", 5)] == ["name"]
+
+
+def test_an_index_saved_by_another_tokenizer_is_not_loaded(tmp_path: Path) -> None:
+    """Tokens from an earlier tokenizer version are not reused: load() says no, the store rebuilds."""
+    index = built(tmp_path / "kw")
+    index.signature = "sig-1"
+    index._unsaved = True
+    index.save()
+    meta = tmp_path / "kw" / "meta.json"
+    meta.write_text(meta.read_text(encoding="utf-8").replace("nohmm", "hmm"), encoding="utf-8")
+    again = KeywordIndex(tmp_path / "kw")
+    assert not again.load()
+    assert len(again) == 0
+
+
 def test_sync_fetches_missing_texts_and_drops_extra_ids() -> None:
     """sync() indexes ids it lacks via the fetch callback and forgets ids no longer live."""
     index = KeywordIndex()
