@@ -25,24 +25,20 @@ How a document becomes chunks:
    by a space, newlines), a sentence over the limit at clause marks (``，、,：:;``), and a clause over
    the limit by the longest token window that ends on a whole character (at a space when there is one
    near the end). Splitting is lossless: the pieces of a paragraph concatenate back to it (up to the
-   whitespace stripped at chunk edges). Code fences are split at line ends only.
+   whitespace stripped at chunk edges). Code fences are split at line ends only. Splitting and the
+   packing of pieces live in :mod:`core.chunk_packing`.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.budget import count_tokens as _count_uncached
+from core.chunk_packing import count_tokens, fits, pack, pack_balanced, split_lines, split_sentences
 from core.models import Chunk
 
 DEFAULT_MAX_TOKENS = 400
-# Packing counts the same strings several times (a paragraph alone, then as its unit; a chunk's last
-# candidate, then the finished chunk): remembering recent counts halves the tiktoken work, same result.
-count_tokens = functools.lru_cache(maxsize=1024)(_count_uncached)
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -54,9 +50,6 @@ _THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _ARTICLE = re.compile(r"^第[零〇一二三四五六七八九十百千两0-9０-９]+条(?:之[一二三四五六七八九十]+)?(?:\s|$)")
 _LAW_HEADING = re.compile(r"^第[零〇一二三四五六七八九十百千两0-9０-９]+(?:编|分编|章|节)")
 _HEADING_TAIL_MAX_CHARS = 30
-_SENTENCE_END = re.compile(r"[。！？；…]+[”’」』）)\]\"']*[ \t]*|[.!?]+[\"')\]”’]*\s+|\n+")
-_CLAUSE_END = re.compile(r"[，、,：:;][ \t]*")
-_LINE_END = re.compile(r"\n+")
 _SEPARATOR_TOKENS = 1  # "\n\n" between two stripped blocks
 _ESTIMATE_SLACK = 8  # below max_tokens - slack the additive estimate is trusted while packing
 
@@ -134,120 +127,11 @@ def _blocks(markdown: str) -> Iterator[_Block]:
             yield from _text_blocks(_INVISIBLE.sub("", _COMMENT.sub("", segment)))
 
 
-def _pieces(text: str, boundary: re.Pattern[str]) -> list[str]:
-    """text cut after every boundary match; the pieces concatenate back to text."""
-    pieces: list[str] = []
-    start = 0
-    for match in boundary.finditer(text):
-        if match.end() > start:
-            pieces.append(text[start : match.end()])
-            start = match.end()
-    if start < len(text):
-        pieces.append(text[start:])
-    return pieces
-
-
-def _safe_end(text: str, end: int) -> int:
-    """Move end left so it does not split a surrogate pair, a ZWJ sequence or a combining mark."""
-    while 1 < end < len(text):
-        prev, following = text[end - 1], text[end]
-        if (
-            "\ud800" <= prev <= "\udbff"
-            or prev == "\u200d"
-            or following in ("\u200d", "\ufe0f")
-            or unicodedata.combining(following)
-        ):
-            end -= 1
-        else:
-            break
-    return end
-
-
-def _windows(text: str, max_tokens: int) -> list[str]:
-    """text cut into the longest prefixes within max_tokens, never inside a character."""
-    windows: list[str] = []
-    while text:
-        low, high = 1, len(text)
-        while low < high:
-            mid = (low + high + 1) // 2
-            if count_tokens(text[:mid]) <= max_tokens:
-                low = mid
-            else:
-                high = mid - 1
-        end = _safe_end(text, low)
-        if end < len(text):
-            space = text.rfind(" ", 0, end)
-            if space > end * 0.8:
-                end = space + 1
-        windows.append(text[:end])
-        text = text[end:]
-    return windows
-
-
-Splitter = Callable[[str, int], list[str]]
-
-
-def _by(boundary: re.Pattern[str], finer: Splitter) -> Splitter:
-    """A splitter cutting at boundary, packing the pieces within the limit, using finer on big pieces."""
-
-    def split(text: str, max_tokens: int) -> list[str]:
-        parts: list[str] = []
-        for piece in _pieces(text, boundary):
-            parts.extend(finer(piece, max_tokens) if count_tokens(piece) > max_tokens else [piece])
-        return _pack_balanced(parts, max_tokens, joiner="")
-
-    return split
-
-
-_split_clauses = _by(_CLAUSE_END, _windows)
-_split_sentences = _by(_SENTENCE_END, _split_clauses)
-_split_lines = _by(_LINE_END, _windows)
-
-
-def _pack(parts: list[str], max_tokens: int, *, joiner: str) -> list[str]:
-    """Greedily join consecutive parts while the joined text stays within max_tokens."""
-    packed: list[str] = []
-    current = ""
-    for part in parts:
-        candidate = current + joiner + part if current else part
-        if current and count_tokens(candidate) > max_tokens:
-            packed.append(current)
-            current = part
-        else:
-            current = candidate
-    if current:
-        packed.append(current)
-    return packed
-
-
-def _pack_balanced(parts: list[str], max_tokens: int, *, joiner: str) -> list[str]:
-    """Like _pack, in as few chunks, but of even size: no small tail fragment after a full chunk.
-
-    Tries per-chunk limits from the even share (total / chunks) up to max_tokens and keeps the first
-    that needs no more chunks than greedy packing does.
-    """
-    greedy = _pack(parts, max_tokens, joiner=joiner)
-    if len(greedy) < 2:
-        return greedy
-    share = -(-sum(count_tokens(text) for text in greedy) // len(greedy))
-    step = max(1, (max_tokens - share) // 8)
-    for limit in range(share, max_tokens, step):
-        balanced = _pack(parts, limit, joiner=joiner)
-        if len(balanced) <= len(greedy) and all(_fits(text, max_tokens) for text in balanced):
-            return balanced
-    return greedy
-
-
-def _fits(text: str, max_tokens: int) -> bool:
-    """Whether text is within max_tokens (a token is at least one UTF-8 byte, so short text needs no count)."""
-    return len(text.encode("utf-8")) <= max_tokens or count_tokens(text) <= max_tokens
-
-
 def _fit(block: _Block, max_tokens: int) -> list[str]:
     """The block's text as pieces within the limit (itself when it fits)."""
-    if _fits(block.text, max_tokens):
+    if fits(block.text, max_tokens):
         return [block.text]
-    splitter = _split_lines if block.kind == "code" else _split_sentences
+    splitter = split_lines if block.kind == "code" else split_sentences
     return splitter(block.text, max_tokens)
 
 
@@ -279,7 +163,7 @@ def _section_texts(blocks: list[_Block], max_tokens: int) -> list[str]:
         whole = "\n\n".join(pieces)
         tokens = count_tokens(whole)
         if tokens > max_tokens:  # only possible when the unit was split into several pieces
-            groups.extend([current, *[[p] for p in _pack_balanced(pieces, max_tokens, joiner="\n\n")]])
+            groups.extend([current, *[[p] for p in pack_balanced(pieces, max_tokens, joiner="\n\n")]])
             current, current_tokens = [], 0
             continue
         estimate = current_tokens + _SEPARATOR_TOKENS + tokens
@@ -295,8 +179,8 @@ def _section_texts(blocks: list[_Block], max_tokens: int) -> list[str]:
     texts: list[str] = []
     for group in groups:
         joined = "\n\n".join(group)
-        if group and not _fits(joined, max_tokens):
-            texts.extend(_pack(group, max_tokens, joiner="\n\n"))
+        if group and not fits(joined, max_tokens):
+            texts.extend(pack(group, max_tokens, joiner="\n\n"))
         elif group:
             texts.append(joined)
     return texts
