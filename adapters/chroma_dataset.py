@@ -1,4 +1,6 @@
-"""One dataset in Chroma: its collections, chunk records, and the synchronous reads a search makes.
+"""One dataset in Chroma: its collections, chunk records, and the vector reads a search makes.
+
+(Its keyword side, BM25 kept in step with the catalog, is adapters.chroma_keywords.)
 
 A dataset is a chunk collection (cosine HNSW, ef_search 400, embedding_function=None, metadata with
 the embedding model and dimension) plus its catalog collection (adapters.chroma_catalog). Chunk ids are
@@ -34,9 +36,7 @@ from adapters.chroma_catalog import (
     collection_name,
 )
 from adapters.keyword_index import KeywordIndex
-from core.chunking import embedding_text
 from core.models import Chunk, DocumentInfo, Hit
-from core.search import normalise_bm25
 
 HNSW_CONFIGURATION = {"hnsw": {"space": "cosine", "ef_search": 400}}
 # Embedded Chroma holds the GIL for a whole upsert (measured: no other thread ran during a 1.2 s upsert
@@ -180,27 +180,7 @@ def delete_other_versions(handle: DatasetHandle, document_id: str, keep_version:
         )
 
 
-def _text_for_index(handle: DatasetHandle, document: str | None, meta: dict[str, Any]) -> str:
-    heading = str(meta.get("heading") or "")
-    path = tuple(heading.split(HEADING_JOINER)) if heading else ()
-    chunk = Chunk(
-        text=chunk_text(document, meta), heading_path=path, position=int(meta.get("position", 0)), tokens=0
-    )
-    entry = handle.catalog.get(str(meta.get("document_id", "")))
-    title = (entry.title or entry.info.name) if entry is not None else ""
-    return embedding_text(chunk, document_title=title)
-
-
-def fetch_index_texts(handle: DatasetHandle, ids: Sequence[str]) -> dict[str, str]:
-    """Embedding texts (title, headings, text) of stored chunks, to rebuild a keyword index from Chroma."""
-    got = handle.collection.get(ids=list(ids), include=["documents", "metadatas"])
-    return {
-        chunk_id: _text_for_index(handle, document, dict(meta or {}))
-        for chunk_id, document, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-    }
-
-
-def _live_entry(handle: DatasetHandle, meta: dict[str, Any]) -> CatalogEntry | None:
+def live_entry(handle: DatasetHandle, meta: dict[str, Any]) -> CatalogEntry | None:
     """The catalog entry vouching for a chunk: its document enabled and its version live; else None."""
     entry = handle.catalog.get(str(meta.get("document_id", "")))
     if entry is None or not entry.info.enabled or entry.version != meta.get("version"):
@@ -208,7 +188,9 @@ def _live_entry(handle: DatasetHandle, meta: dict[str, Any]) -> CatalogEntry | N
     return entry
 
 
-def _hit(entry: CatalogEntry, chunk_id: str, document: str | None, meta: dict[str, Any], score: float) -> Hit:
+def visible_hit(
+    entry: CatalogEntry, chunk_id: str, document: str | None, meta: dict[str, Any], score: float
+) -> Hit:
     return Hit(
         id=chunk_id,
         content=chunk_text(document, meta),
@@ -222,13 +204,13 @@ def _hit(entry: CatalogEntry, chunk_id: str, document: str | None, meta: dict[st
     )
 
 
-def _over_fetch(handle: DatasetHandle, depth: int) -> int:
+def over_fetch_depth(handle: DatasetHandle, depth: int) -> int:
     return depth + handle.catalog.hidden_chunks() + FETCH_SLACK
 
 
 def vector_hits(handle: DatasetHandle, vector: Sequence[float], *, depth: int, threshold: float) -> list[Hit]:
     """Up to depth visible hits with similarity 1 - cosine distance >= threshold, best first."""
-    k = _over_fetch(handle, depth)
+    k = over_fetch_depth(handle, depth)
     query = np.asarray([vector], dtype=np.float32)
     while True:
         got = handle.collection.query(
@@ -242,76 +224,9 @@ def vector_hits(handle: DatasetHandle, vector: Sequence[float], *, depth: int, t
             if score < threshold:
                 below = True
                 break
-            entry = _live_entry(handle, dict(meta or {}))
+            entry = live_entry(handle, dict(meta or {}))
             if entry is not None:
-                hits.append(_hit(entry, chunk_id, document, dict(meta or {}), score))
+                hits.append(visible_hit(entry, chunk_id, document, dict(meta or {}), score))
         if len(hits) >= depth or below or len(ids) < k:
             return hits[:depth]
         k *= 2  # stale versions took places: fetch deeper
-
-
-def keyword_hits(handle: DatasetHandle, query: str, *, depth: int, threshold: float) -> list[Hit]:
-    """Up to depth visible BM25 hits, scored normalise_bm25(raw) >= threshold (never 0), best first."""
-    k = _over_fetch(handle, depth)
-    while True:
-        pairs = handle.keywords.search(query, k)
-        scored = [
-            (chunk_id, score)
-            for (chunk_id, _), score in zip(pairs, normalise_bm25([raw for _, raw in pairs]), strict=True)
-            if score >= threshold and score > 0
-        ]
-        if not scored:
-            return []
-        got = handle.collection.get(ids=[c for c, _ in scored], include=["documents", "metadatas"])
-        found = {
-            chunk_id: (document, dict(meta or {}))
-            for chunk_id, document, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-        }
-        hits = []
-        for chunk_id, score in scored:
-            document, meta = found.get(chunk_id, (None, {}))
-            entry = _live_entry(handle, meta)
-            if entry is not None:
-                hits.append(_hit(entry, chunk_id, document, meta, score))
-        if len(hits) >= depth or len(pairs) < k or len(scored) < len(pairs):
-            return hits[:depth]
-        k *= 2
-
-
-def ensure_keywords(handle: DatasetHandle, *, searchable: bool) -> None:
-    """Load the saved keyword index, align its tokens with the catalog, and rebuild BM25 if searchable."""
-    index = handle.keywords
-    if not handle.keywords_synced:
-        index.load()
-        handle.keywords_synced = True
-    signature = handle.catalog.signature()
-    if index.signature != signature:
-        live = list(handle.catalog.all_live_ids())
-        index.sync(live, lambda ids: fetch_index_texts(handle, ids), signature)
-    if searchable and index.dirty:
-        index.rebuild()
-
-
-def search_keywords(handle: DatasetHandle, query: str, *, depth: int, threshold: float) -> list[Hit]:
-    """ensure_keywords (rebuilding BM25 if needed), then keyword_hits: one worker-thread call."""
-    ensure_keywords(handle, searchable=True)
-    return keyword_hits(handle, query, depth=depth, threshold=threshold)
-
-
-def commit_documents(
-    handle: DatasetHandle,
-    entries: Sequence[CatalogEntry],
-    stale_ids: Sequence[str],
-    tokenised: Sequence[tuple[str, str]],
-) -> None:
-    """Make document versions live (one catalog write) and apply the same change to the keyword tokens."""
-    ensure_keywords(handle, searchable=False)
-    handle.catalog.put_many(entries)
-    handle.keywords.apply(stale_ids, tokenised, handle.catalog.signature())
-
-
-def forget_document(handle: DatasetHandle, entry: CatalogEntry) -> None:
-    """Remove a document from the catalog (hiding it at once) and its chunks from the keyword tokens."""
-    ensure_keywords(handle, searchable=False)
-    handle.catalog.remove(entry.info.document_id)
-    handle.keywords.apply(entry.live_ids, [], handle.catalog.signature())

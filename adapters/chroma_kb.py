@@ -29,6 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from adapters import chroma_dataset as cd
+from adapters import chroma_keywords as ck
 from adapters.chroma_catalog import CatalogEntry, document_version
 from adapters.chroma_store import DEFAULT_FUSION, ChromaStore, EmbedderFor
 from core.chunking import embedding_text
@@ -101,7 +102,8 @@ class ChromaKnowledgeBase(ChromaStore):
         found: list[Hit] = []
         for handle in handles:
             async with self._keyword_lock(handle):
-                hits = await self._run(cd.search_keywords, handle, query, depth=depth, threshold=threshold)
+                await self._index_missing_keywords(handle)
+                hits = await self._run(ck.search_keywords, handle, query, depth=depth, threshold=threshold)
             found.extend(hits)
         return merge_ranked([found], limit=depth)
 
@@ -187,7 +189,8 @@ class ChromaKnowledgeBase(ChromaStore):
         terms = await tokenising if tokenising is not None else given
         tokenised = list(zip(ids, terms or [], strict=True))
         async with self._keyword_lock(handle):  # the moment the new versions go live
-            await self._run(cd.commit_documents, handle, entries, stale, tokenised)
+            await self._index_missing_keywords(handle)
+            await self._run(ck.commit_documents, handle, entries, stale, tokenised)
         for document_id, version in replaced:
             await self._run(cd.delete_other_versions, handle, document_id, version)
 
@@ -205,7 +208,8 @@ class ChromaKnowledgeBase(ChromaStore):
         """Delete a document and its chunks; returns the number of chunks removed."""
         handle, entry = await self._entry(dataset, document_id)
         async with self._keyword_lock(handle):  # hidden from searches from here on
-            await self._run(cd.forget_document, handle, entry)
+            await self._index_missing_keywords(handle)
+            await self._run(ck.forget_document, handle, entry)
         await self._run(cd.delete_other_versions, handle, document_id, None)
         return entry.info.chunk_count
 

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from adapters import chroma_dataset as cd
+from adapters import chroma_keywords as ck
 from adapters.chroma_catalog import collection_name
-from adapters.chroma_workers import WorkerPool
+from adapters.chroma_workers import WORKER_PROCESSES, WorkerPool
 from adapters.keyword_index import chunk_keywords, tokenise_texts
 from core.errors import InvalidInput, KbError, KnowledgeBaseError
 from core.ingest_plan import ChunkKeywords
@@ -27,6 +28,7 @@ from core.ports import Embedder
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 PROCESS_TOKENISE_MIN = 256  # below this, starting/feeding the worker process costs more than it saves
+REPAIR_WINDOW = 8192  # chunks read back from Chroma and tokenised per step when a keyword index is rebuilt
 EmbedderFor = Callable[[str], Embedder]
 DEFAULT_FUSION = "relative_score"
 
@@ -161,6 +163,57 @@ class ChromaStore:
         except Exception as exc:
             raise _chroma_failed(exc) from exc
 
+    async def _index_missing_keywords(self, handle: cd.DatasetHandle) -> int:
+        """Tokenise the live chunks a dataset's keyword index lacks, reading their texts back from Chroma.
+
+        Nothing to do when the saved index matches the catalog. On a new machine (server mode), after a
+        tokenizer change or a lost folder, the texts are tokenised in the worker processes, split
+        between them, so the repair takes a fraction of the time and leaves the event loop's thread
+        alone (jieba in a thread holds the GIL). Call under the dataset's keyword lock. Returns the count.
+        """
+        missing = await self._run(ck.keyword_ids_missing, handle)
+        if missing:
+            log.info(
+                "keyword index %s: tokenising %d chunks read back from Chroma", handle.name, len(missing)
+            )
+        for start in range(0, len(missing), REPAIR_WINDOW):
+            texts = await self._run(
+                ck.fetch_index_texts_in_batches, handle, missing[start : start + REPAIR_WINDOW]
+            )
+            ids = list(texts)
+            size = -(-len(ids) // WORKER_PROCESSES)
+            parts = [ids[i : i + size] for i in range(0, len(ids), size)]
+            tokens = await asyncio.gather(*(self._tokenise([texts[i] for i in part]) for part in parts))
+            tokenised = [
+                pair
+                for part, terms in zip(parts, tokens, strict=True)
+                for pair in zip(part, terms, strict=True)
+            ]
+            await self._run(handle.keywords.add_tokenised, tokenised)
+        return len(missing)
+
+    async def _ready_keywords(self, handle: cd.DatasetHandle, *, searchable: bool) -> None:
+        """The keyword index loaded, repaired (see _index_missing_keywords) and, if searchable, built."""
+        await self._index_missing_keywords(handle)
+        await self._run(ck.ensure_keywords, handle, searchable=searchable)
+
+    async def warm_up(self) -> list[str]:
+        """Open every dataset and make its keyword index searchable (loaded, repaired, built, saved).
+
+        `kb serve` runs it in the background at start, so the first question does not pay for a
+        repair; a search arriving meanwhile waits on the same per-dataset lock. Returns the names.
+        """
+        names = await self.list_datasets()
+        for name in names:
+            handle = await self._open(name)
+            if handle is None:
+                continue
+            handle = await self._fresh(handle)
+            async with self._keyword_lock(handle):
+                await self._ready_keywords(handle, searchable=True)
+                await self._run(handle.keywords.save)
+        return names
+
     # ---------- lifecycle ----------
 
     async def flush(self) -> None:
@@ -168,7 +221,7 @@ class ChromaStore:
         for handle in list(self._datasets.values()):
             if handle.keywords.dirty or handle.keywords_synced:
                 async with self._keyword_lock(handle):
-                    await self._run(cd.ensure_keywords, handle, searchable=True)
+                    await self._ready_keywords(handle, searchable=True)
                     await self._run(handle.keywords.save)
 
     async def close(self) -> None:

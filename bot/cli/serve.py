@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
 from typing import Any
 
 import aiohttp
@@ -18,6 +19,7 @@ from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.slack_errors import error_code
 from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings
+from core.errors import KbError
 
 DEFAULT_PORT = 3000
 
@@ -61,7 +63,37 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
     from bot.compose import build_services  # the composition root owns the pipeline
 
     async with build_services(settings) as services:
-        return await run_server(services.settings, services.pipeline, port=args.port, host=args.host)
+        warming = asyncio.create_task(warm_up_knowledge(services.kb))
+        try:
+            return await run_server(services.settings, services.pipeline, port=args.port, host=args.host)
+        finally:
+            warming.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await warming
+
+
+async def warm_up_knowledge(kb: Any) -> None:
+    """Open every dataset and make its keyword index searchable, in the background, and say when done.
+
+    A saved index loads in well under a second; one that must be rebuilt from Chroma (a new machine in
+    server mode, a tokenizer upgrade) is rebuilt here rather than on the first question.
+    """
+    warm_up = getattr(kb, "warm_up", None)
+    if warm_up is None:
+        return
+    started = time.perf_counter()
+    try:
+        names = await warm_up()
+    except KbError as exc:
+        print(
+            f"kb serve: the knowledge base could not be prepared ({exc.en}); searches will retry.",
+            file=sys.stderr,
+        )
+        return
+    print(
+        f"kb serve: {len(names)} dataset(s) ready for search in {time.perf_counter() - started:.1f} s",
+        flush=True,
+    )
 
 
 def _stop_on_signals(stop: asyncio.Event) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
+import shutil
 from pathlib import Path
 
 import chromadb
@@ -325,6 +327,39 @@ async def test_keyword_index_survives_a_restart_and_is_rebuilt_when_missing(
     assert [h.content for h in await elsewhere.search(request("码头", "ds", mode="keywords"))] == [
         "码头 作业"
     ]
+
+
+async def test_warm_up_rebuilds_a_lost_keyword_index_and_saves_it(
+    tmp_path: Path, embedder: CountingEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """warm_up() (kb serve's start) re-tokenises a dataset whose keyword folder is gone and saves it.
+
+    600 chunks: the repair is split between the worker processes; results match the original index,
+    and the next process loads the saved index instead of repairing again.
+    """
+    kb = make_kb(tmp_path, embedder)
+    for number in range(20):
+        texts = [f"港口{number}号泊位 第{i}段 集装箱 吞吐量 {number * 30 + i}" for i in range(30)]
+        await kb.replace_document("ds", doc("ds", f"d{number}"), chunks(*texts), embedding_model=MODEL)
+    query = request("港口7号泊位 集装箱", "ds", mode="keywords", limit=5)
+    before = [(h.id, round(h.score, 6)) for h in await kb.search(query)]
+    await kb.close()
+    folder = tmp_path / "keywords" / collection_name("ds")
+    shutil.rmtree(folder)
+
+    caplog.set_level(logging.INFO, logger="adapters.chroma_store")
+    repaired = make_kb(tmp_path, embedder)
+    assert await repaired.warm_up() == ["ds"]
+    assert "tokenising 600 chunks read back from Chroma" in caplog.text
+    assert (folder / "meta.json").exists()
+    assert [(h.id, round(h.score, 6)) for h in await repaired.search(query)] == before
+    await repaired.close()
+
+    caplog.clear()
+    again = make_kb(tmp_path, embedder)
+    assert [(h.id, round(h.score, 6)) for h in await again.search(query)] == before
+    assert "read back from Chroma" not in caplog.text
+    await again.close()
 
 
 async def test_jvm_finds_java_virtual_machine_with_the_offline_embedder(tmp_path: Path) -> None:

@@ -158,4 +158,5 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
     assert not any("forged" in m.block_text() for m in mock.messages.values())
     assert server.returncode == 0, stderr.decode()
     assert "HTTP mode on" in stdout.decode() and "stopped (0 answer(s) interrupted)" in stdout.decode()
+    assert "1 dataset(s) ready for search" in stdout.decode()
     assert mock.violations == []

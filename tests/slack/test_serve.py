@@ -12,8 +12,9 @@ import aiohttp
 import pytest
 
 from adapters.slack.app import SlackOptions
-from bot.cli.serve import register, run_server, serve
+from bot.cli.serve import register, run_server, serve, warm_up_knowledge
 from bot.settings import ChannelConfig, Settings
+from core.errors import KnowledgeBaseError
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.harness import SECRET, sign
 from tests.slack.mock_slack_api import MockSlackApi
@@ -177,3 +178,24 @@ async def test_socket_mode_receives_an_event_over_the_websocket_and_answers() ->
         assert await asyncio.wait_for(server, 10) == 0
         await mock.close()
     assert mock.violations == []
+
+
+async def test_warm_up_says_which_datasets_are_ready_and_a_store_failure_is_not_fatal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The background warm-up prints how many datasets are ready; a failing store is reported, not raised."""
+
+    class Ready:
+        async def warm_up(self) -> list[str]:
+            return ["handbook", "laws"]
+
+    class Down:
+        async def warm_up(self) -> list[str]:
+            raise KnowledgeBaseError("知识库存储出错", "The knowledge-base store failed.")
+
+    await warm_up_knowledge(Ready())
+    await warm_up_knowledge(Down())
+    await warm_up_knowledge(object())  # a knowledge base without warm_up: nothing to do
+    out = capsys.readouterr()
+    assert "2 dataset(s) ready for search" in out.out
+    assert "could not be prepared (The knowledge-base store failed.)" in out.err
