@@ -1,4 +1,4 @@
-"""Static checks run as part of the suite: ruff on everything, mypy (strict on core/)."""
+"""Static checks run as part of the suite: ruff lint and format on everything, mypy (strict on core/)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_ruff_finds_nothing() -> None:
     """ruff reports no lint errors in the project."""
     result = _run("ruff", "check", "core", "adapters", "bot", "tests")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_code_is_ruff_formatted() -> None:
+    """Every module is in ruff's format (so diffs show changes, not reflowing)."""
+    result = _run("ruff", "format", "--check", "core", "adapters", "bot", "tests")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

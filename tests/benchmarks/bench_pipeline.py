@@ -64,7 +64,11 @@ class TimedModel:
 
 def write_corpus(folder: Path, chunks: int) -> list[str]:
     """About `chunks` paragraphs from CMRC 2018 passages, 100 per Markdown file; returns some passage texts."""
-    contexts = [p["context"] for doc in json.loads(CMRC.read_text(encoding="utf-8"))["data"] for p in doc["paragraphs"]]
+    contexts = [
+        p["context"]
+        for doc in json.loads(CMRC.read_text(encoding="utf-8"))["data"]
+        for p in doc["paragraphs"]
+    ]
     paragraphs = []
     while len(paragraphs) < chunks:
         for context in contexts:
@@ -72,8 +76,12 @@ def write_corpus(folder: Path, chunks: int) -> list[str]:
             if len(paragraphs) >= chunks:
                 break
     for start in range(0, len(paragraphs), 100):
-        body = "\n\n".join(f"## 段落 {i}\n\n{text}" for i, text in enumerate(paragraphs[start : start + 100], start))
-        (folder / f"doc_{start // 100:04d}.md").write_text(f"# 文档 {start // 100}\n\n{body}\n", encoding="utf-8")
+        body = "\n\n".join(
+            f"## 段落 {i}\n\n{text}" for i, text in enumerate(paragraphs[start : start + 100], start)
+        )
+        (folder / f"doc_{start // 100:04d}.md").write_text(
+            f"# 文档 {start // 100}\n\n{body}\n", encoding="utf-8"
+        )
     return contexts
 
 
@@ -94,7 +102,9 @@ async def measure(args: argparse.Namespace, contexts: list[str]) -> None:
             for i in range(args.questions):
                 key = ConversationKey(source="bench", channel_id=f"c{i}")
                 topic = contexts[i % len(contexts)][:12]
-                await services.pipeline.answer(Question(key, f"{topic}是什么?", ("bench",), retrieval_mode="single"))
+                await services.pipeline.answer(
+                    Question(key, f"{topic}是什么?", ("bench",), retrieval_mode="single")
+                )
                 model.waited = 0.0
                 started = time.monotonic()
                 result = await services.pipeline.answer(
@@ -104,9 +114,15 @@ async def measure(args: argparse.Namespace, contexts: list[str]) -> None:
                 assert not hasattr(result, "code"), result
                 overheads.append(total - model.waited)
                 ratios.append((total - model.waited) / model.waited)
-            print(f"follow-up, single-hop, {args.chunks} chunks, model at 200 ms/call, {args.questions} questions")
-            print(f"  overhead p50 {pct(overheads, 0.5) * 1000:.0f} ms  p95 {pct(overheads, 0.95) * 1000:.0f} ms")
-            print(f"  overhead / model wait: p50 {pct(ratios, 0.5):.1%}  p95 {pct(ratios, 0.95):.1%} (target p50 < 10%)")
+            print(
+                f"follow-up, single-hop, {args.chunks} chunks, model at 200 ms/call, {args.questions} questions"
+            )
+            print(
+                f"  overhead p50 {pct(overheads, 0.5) * 1000:.0f} ms  p95 {pct(overheads, 0.95) * 1000:.0f} ms"
+            )
+            print(
+                f"  overhead / model wait: p50 {pct(ratios, 0.5):.1%}  p95 {pct(ratios, 0.95):.1%} (target p50 < 10%)"
+            )
 
             lags: list[float] = []
             stop = asyncio.Event()
@@ -128,7 +144,9 @@ async def measure(args: argparse.Namespace, contexts: list[str]) -> None:
             await asyncio.gather(*(converse(n) for n in range(20)))
             stop.set()
             await tick
-            print(f"20 conversations x 2 questions at once (auto routing): {time.monotonic() - started:.1f} s")
+            print(
+                f"20 conversations x 2 questions at once (auto routing): {time.monotonic() - started:.1f} s"
+            )
             print(
                 f"  event-loop lag p50 {statistics.median(lags) * 1000:.1f} ms  p99 {pct(lags, 0.99) * 1000:.1f} ms"
                 f"  max {max(lags) * 1000:.1f} ms (target p99 < 100 ms)"
