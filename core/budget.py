@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 import tiktoken
@@ -45,6 +46,26 @@ def _safe_cut(text: str, end: int) -> int:
     return end
 
 
+def prefix_length_within(
+    text: str, budget: int, *, count: Callable[[str], int] = count_tokens, minimum: int = 0
+) -> int:
+    """Characters in the longest prefix of text within budget tokens (by count), at least `minimum`.
+
+    Binary search over character positions; the cut never ends inside a surrogate pair or a ZWJ
+    sequence, nor before a combining mark, except where only `minimum` (a caller's progress) forces it.
+    """
+    low, high = minimum, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count(text[:mid]) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    if low >= len(text):
+        return low
+    return max(minimum, _safe_cut(text, low))
+
+
 def clip(text: str | None, budget: int, *, lang: str | None = None) -> str:
     """The longest prefix of text within budget tokens, plus a visible truncation marker when cut.
 
@@ -59,14 +80,7 @@ def clip(text: str | None, budget: int, *, lang: str | None = None) -> str:
         return text
     marker = "\n" + TRUNCATION_MARKERS[lang or detect_language(text)]
     room = budget - count_tokens(marker)
-    low, high = 0, len(text)
-    while low < high:
-        mid = (low + high + 1) // 2
-        if count_tokens(text[:mid]) <= room:
-            low = mid
-        else:
-            high = mid - 1
-    return text[: _safe_cut(text, low)] + marker
+    return text[: prefix_length_within(text, room)] + marker
 
 
 def setting(name: str, raw: Any, default: int, low: int, high: int) -> int:

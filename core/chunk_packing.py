@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Callable
 
 from core.budget import count_tokens as _count_uncached
+from core.budget import prefix_length_within
 
 # Packing counts the same strings several times (a paragraph alone, then as its unit; a chunk's last
 # candidate, then the finished chunk): remembering recent counts halves the tiktoken work, same result.
@@ -31,34 +31,11 @@ def _pieces(text: str, boundary: re.Pattern[str]) -> list[str]:
     return pieces
 
 
-def _safe_end(text: str, end: int) -> int:
-    """Move end left so it does not split a surrogate pair, a ZWJ sequence or a combining mark."""
-    while 1 < end < len(text):
-        prev, following = text[end - 1], text[end]
-        if (
-            "\ud800" <= prev <= "\udbff"
-            or prev == "\u200d"
-            or following in ("\u200d", "\ufe0f")
-            or unicodedata.combining(following)
-        ):
-            end -= 1
-        else:
-            break
-    return end
-
-
 def _windows(text: str, max_tokens: int) -> list[str]:
     """text cut into the longest prefixes within max_tokens, never inside a character."""
     windows: list[str] = []
     while text:
-        low, high = 1, len(text)
-        while low < high:
-            mid = (low + high + 1) // 2
-            if count_tokens(text[:mid]) <= max_tokens:
-                low = mid
-            else:
-                high = mid - 1
-        end = _safe_end(text, low)
+        end = prefix_length_within(text, max_tokens, count=count_tokens, minimum=1)
         if end < len(text):
             space = text.rfind(" ", 0, end)
             if space > end * 0.8:
