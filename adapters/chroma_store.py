@@ -163,14 +163,16 @@ class ChromaStore:
         except Exception as exc:
             raise _chroma_failed(exc) from exc
 
-    async def _index_missing_keywords(self, handle: cd.DatasetHandle) -> int:
+    async def _index_missing_keywords(self, handle: cd.DatasetHandle) -> None:
         """Tokenise the live chunks a dataset's keyword index lacks, reading their texts back from Chroma.
 
         Nothing to do when the saved index matches the catalog. On a new machine (server mode), after a
         tokenizer change or a lost folder, the texts are tokenised in the worker processes, split
         between them, so the repair takes a fraction of the time and leaves the event loop's thread
-        alone (jieba in a thread holds the GIL). Call under the dataset's keyword lock. Returns the count.
+        alone (jieba in a thread holds the GIL). Call under the dataset's keyword lock.
         """
+        if handle.keywords_synced and handle.keywords.signature == handle.catalog.signature():
+            return  # in step (every search after the first): no thread hop
         missing = await self._run(ck.keyword_ids_missing, handle)
         if missing:
             log.info(
@@ -190,12 +192,13 @@ class ChromaStore:
                 for pair in zip(part, terms, strict=True)
             ]
             await self._run(handle.keywords.add_tokenised, tokenised)
-        return len(missing)
 
-    async def _ready_keywords(self, handle: cd.DatasetHandle, *, searchable: bool) -> None:
-        """The keyword index loaded, repaired (see _index_missing_keywords) and, if searchable, built."""
-        await self._index_missing_keywords(handle)
-        await self._run(ck.ensure_keywords, handle, searchable=searchable)
+    async def _ready_and_save(self, handle: cd.DatasetHandle) -> None:
+        """Under the dataset's keyword lock: the keyword index loaded, repaired, built and saved."""
+        async with self._keyword_lock(handle):
+            await self._index_missing_keywords(handle)
+            await self._run(ck.ensure_keywords, handle, searchable=True)
+            await self._run(handle.keywords.save)
 
     async def warm_up(self) -> list[str]:
         """Open every dataset and make its keyword index searchable (loaded, repaired, built, saved).
@@ -208,10 +211,7 @@ class ChromaStore:
             handle = await self._open(name)
             if handle is None:
                 continue
-            handle = await self._fresh(handle)
-            async with self._keyword_lock(handle):
-                await self._ready_keywords(handle, searchable=True)
-                await self._run(handle.keywords.save)
+            await self._ready_and_save(await self._fresh(handle))
         return names
 
     # ---------- lifecycle ----------
@@ -220,9 +220,7 @@ class ChromaStore:
         """Rebuild changed keyword indexes and save them (call after an ingest batch; close() does)."""
         for handle in list(self._datasets.values()):
             if handle.keywords.dirty or handle.keywords_synced:
-                async with self._keyword_lock(handle):
-                    await self._ready_keywords(handle, searchable=True)
-                    await self._run(handle.keywords.save)
+                await self._ready_and_save(handle)
 
     async def close(self) -> None:
         """Flush keyword indexes and stop the worker processes. The Chroma client needs no closing."""
