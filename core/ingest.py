@@ -28,7 +28,6 @@ from typing import cast
 
 from core.chunking import DEFAULT_MAX_TOKENS
 from core.ingest_plan import (
-    BatchDocumentIndex,
     FileJob,
     IngestEvent,
     IngestSummary,
@@ -36,7 +35,6 @@ from core.ingest_plan import (
     SourceDocument,
     TitledDocument,
     WorkerDocumentIndex,
-    classify,
     document_id,
     fingerprint,
     gone_documents,
@@ -46,23 +44,6 @@ from core.ingest_plan import (
 )
 from core.models import DocumentInfo
 from core.ports import DocumentIndex
-
-__all__ = [
-    "BATCH_CHUNKS",
-    "BATCH_DOCUMENTS",
-    "BatchDocumentIndex",
-    "IngestEvent",
-    "IngestSummary",
-    "SourceDocument",
-    "TitledDocument",
-    "WorkerDocumentIndex",
-    "classify",
-    "document_id",
-    "fingerprint",
-    "gone_documents",
-    "ingest",
-    "prepare_files",
-]
 
 # Changed files are written together until about BATCH_CHUNKS chunks or BATCH_DOCUMENTS files: one
 # catalog flip per batch (~20 ms in Chroma), so 1024 rather than 512 (measured: 10k chunks ~1075/s

@@ -17,7 +17,8 @@ from adapters.knowledge_factory import open_knowledge_base
 from bot.cli.search import print_error
 from bot.settings import INT_RANGES, Settings
 from core.errors import InvalidInput, KbError
-from core.ingest import IngestEvent, IngestSummary, ingest
+from core.ingest import ingest
+from core.ingest_plan import IngestEvent, IngestSummary
 
 _MIN_TOKENS, _MAX_TOKENS = INT_RANGES["kb_chunk_tokens"][1:]
 

@@ -58,7 +58,8 @@ from adapters.document_readers import UnreadableDocument, iter_document_paths, r
 from adapters.local_embedder import encode  # noqa: E402
 from core.budget import count_tokens  # noqa: E402
 from core.chunking import chunk_markdown, embedding_text  # noqa: E402
-from core.ingest import IngestSummary, ingest  # noqa: E402
+from core.ingest import ingest  # noqa: E402
+from core.ingest_plan import IngestSummary  # noqa: E402
 from core.models import Chunk, DocumentInfo, Hit, SearchRequest  # noqa: E402
 from core.search import relative_score_fuse, rrf_fuse  # noqa: E402
 

@@ -13,7 +13,8 @@ import numpy as np
 from adapters.chroma_catalog import collection_name
 from adapters.chroma_workers import WorkerPool
 from adapters.document_readers import ReadDocument, UnreadableDocument, read_document
-from core.ingest import IngestSummary, ingest
+from core.ingest import ingest
+from core.ingest_plan import IngestSummary
 from core.models import SearchRequest
 from tests.kb.kb_support import CountingEmbedder, Ticker, chunks, doc, make_kb
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from core.errors import InvalidInput
-from core.ingest import (
+from core.ingest import ingest
+from core.ingest_plan import (
     IngestEvent,
     IngestSummary,
     TitledDocument,
@@ -21,7 +22,6 @@ from core.ingest import (
     document_id,
     fingerprint,
     gone_documents,
-    ingest,
 )
 from core.models import Chunk, DocumentInfo
 
