@@ -41,10 +41,6 @@ from core.validation import validate_question
 log = logging.getLogger(__name__)
 
 Compactor = Callable[[str], Awaitable[CompactionReport]]
-TRUNCATED_ANSWER = {
-    "zh": "[回答达到长度上限,已截断]",
-    "en": "[the answer reached the length limit and was cut]",
-}
 
 
 class NoKnowledgeBase(KbError):
@@ -147,19 +143,27 @@ class Pipeline:
 
     async def _run(self, question: Question, emit: Callable[[Progress], Awaitable[None]]) -> None:
         run = RunLedger(lang=detect_language(question.text or ""))
-        try:
-            text = validate_question(question.text, max_tokens=self._limits.question_max_tokens)
-        except KbError as exc:
-            # A blank or binary question carries no language: say it in both.
-            has_words = any(ch.isalpha() for ch in question.text or "")
-            message = exc.message(run.lang) if has_words else f"{exc.zh} / {exc.en}"
-            await emit(Failed(code=exc.code, message=message))
-            return
+        text = question.text
+        if question.re_chat_record_id is None:  # answering again takes the stored, validated question
+            try:
+                text = validate_question(question.text, max_tokens=self._limits.question_max_tokens)
+            except KbError as exc:
+                # A blank or binary question carries no language: say it in both.
+                has_words = any(ch.isalpha() for ch in question.text or "")
+                message = exc.message(run.lang) if has_words else f"{exc.zh} / {exc.en}"
+                await emit(Failed(code=exc.code, message=message))
+                return
         conversation_id = await self.store.ensure_conversation(question.conversation)
-        record = await self._open_record(conversation_id, text, question)
+        try:
+            record = await self._open_record(conversation_id, text, question)
+        except KbError as exc:  # the record to answer again is unknown or of another conversation
+            await emit(Failed(code=exc.code, message=exc.message(run.lang)))
+            return
         if record is None:
             await emit(Failed(code="duplicate", message="This question was already received."))
             return
+        text = record.question
+        run.lang = detect_language(text)
         position = self.lock.waiting(conversation_id)
         if position:
             await emit(Queued(position=position))

@@ -20,11 +20,14 @@ from core.text import detect_language
 def register(commands: Any) -> None:
     """Add the conversation commands."""
     ask = commands.add_parser("ask", help="ask one question (progress on stderr, answer on stdout)")
-    ask.add_argument("question")
+    ask.add_argument("question", nargs="?", default="", help="the question (omit with --again)")
     _conversation_options(ask)
     ask.add_argument("--json", action="store_true", help="print the whole record as JSON")
     ask.add_argument(
-        "--again", type=int, metavar="RECORD", help="answer this record of the conversation again"
+        "--again",
+        type=int,
+        metavar="RECORD",
+        help="answer this record's stored question again (needs --conversation)",
     )
     ask.set_defaults(handler=run_ask)
 
@@ -83,12 +86,12 @@ async def _ask(
 
 async def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     """Answer one question; exit 0 when answered, 1 when it failed, 2 on bad input."""
+    if args.again is not None and not args.conversation:
+        print("--again needs --conversation (the record's conversation)", file=sys.stderr)
+        return 2
     async with build_services(settings) as services:
         datasets = await resolve_datasets(services, args.dataset)
         key = _key(args.conversation)
-        if args.again is not None and not args.conversation:
-            print("--again needs --conversation (the record's conversation)", file=sys.stderr)
-            return 2
         result = await _ask(services, key, args.question, args, datasets, stream=False, again=args.again)
         if isinstance(result, Failed):
             return 2 if result.record is None else 1

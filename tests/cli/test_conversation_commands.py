@@ -56,19 +56,20 @@ def test_ask_follow_up_history_and_trace_offline(env: dict[str, str]) -> None:
     assert json.loads(trace.stdout)["rewritten"] == record["rewritten"]
     text_trace = _kb(env, "trace", str(record["id"]))
     assert "改写后的问题" in text_trace.stdout and "停止原因" in text_trace.stdout
-    again = _kb(
-        env,
-        "ask",
-        "那它们各自占用多少内存?",
-        "--conversation",
-        "cli1",
-        "--again",
-        str(record["id"]),
-        "--json",
-    )
+    again = _kb(env, "ask", "--conversation", "cli1", "--again", str(record["id"]), "--json")
+    assert again.returncode == 0, again.stderr
     redone = json.loads(again.stdout)
     assert redone["id"] == record["id"] and redone["status"] == "answered"
+    assert redone["question"] == "那它们各自占用多少内存?" and "Java" in redone["rewritten"]
     assert [a["answer"] for a in redone["details"]["previous_answers"]] == [record["answer"]]
+
+
+def test_again_needs_the_conversation_and_an_existing_record(env: dict[str, str]) -> None:
+    """--again without --conversation, or with a record that is not there, exits 2 with a message."""
+    alone = _kb(env, "ask", "--again", "1")
+    assert alone.returncode == 2 and "--again needs --conversation" in alone.stderr
+    missing = _kb(env, "ask", "--conversation", "nowhere", "--again", "999")
+    assert missing.returncode == 2 and "not found" in missing.stderr.lower()
 
 
 def test_bad_questions_exit_with_a_clear_message(env: dict[str, str]) -> None:

@@ -16,7 +16,7 @@ from core.events import (
     Queued,
     Retrieving,
 )
-from core.models import Question, RecordStatus
+from core.models import ConversationKey, Question, RecordStatus
 from tests.fakes import FakeEngine
 from tests.pipeline.conftest import KEY, Harness, build_harness
 
@@ -183,6 +183,28 @@ async def test_re_chat_answers_the_same_record_again(harness: Harness) -> None:
     assert isinstance(done, Done) and done.record.id == first[-1].record.id
     assert done.record.answer == "new answer\n\n" + done.record.details["notice"]
     assert [a["answer"] for a in done.record.details["previous_answers"]] == [first[-1].record.answer]
+
+
+async def test_re_chat_answers_the_stored_question_whatever_text_comes_with_it(harness: Harness) -> None:
+    """Answering a record again searches and answers its stored question, not the text sent along."""
+    first = await harness.ask("年假有几天?")
+    assert isinstance(first[-1], Done)
+    again = await harness.ask("", re_chat_record_id=first[-1].record.id)
+    assert isinstance(again[-1], Done)
+    assert again[-1].record.question == "年假有几天?"
+    assert harness.kb.queries[-1] == "年假有几天?"
+
+
+async def test_re_chat_of_an_unknown_or_foreign_record_fails_clearly(harness: Harness) -> None:
+    """An unknown record id, or one of another conversation, ends with Failed (not_found), not a hang."""
+    unknown = await asyncio.wait_for(harness.ask("再答一次", re_chat_record_id=999), 5)
+    assert isinstance(unknown[-1], Failed) and unknown[-1].code == "not_found"
+    other = ConversationKey(source="cli", channel_id="elsewhere")
+    record, _ = await harness.store.add_question(other.as_id(), "别处的问题")
+    foreign = await asyncio.wait_for(harness.ask("再答一次", re_chat_record_id=record.id), 5)
+    assert isinstance(foreign[-1], Failed) and foreign[-1].code == "not_found"
+    assert "找不到" in foreign[-1].message
+    assert (await harness.store.get_record(record.id)).status == RecordStatus.PENDING  # type: ignore[union-attr]
 
 
 async def test_no_datasets_is_a_clear_failure(harness: Harness) -> None:
