@@ -77,9 +77,19 @@ def lexical_scores(question_terms: Sequence[str], documents: Sequence[Sequence[s
     return [value / best if best > 0 else 0.0 for value in raw]
 
 
+def document_title(document_name: str) -> str:
+    """A document's title: its name without file extension or trailing "(...)" qualifiers."""
+    name = document_name.strip()
+    previous = None
+    while previous != name:
+        previous = name
+        name = _SUFFIX.sub("", name).strip()
+    return name
+
+
 def link_name(document_name: str) -> str:
-    """The name other paragraphs would use for a document: no trailing "(...)" or extension, lowercased."""
-    return _SUFFIX.sub("", document_name.strip()).strip().lower()
+    """The name other paragraphs would use for a document: its title, lowercased."""
+    return document_title(document_name).lower()
 
 
 def linked_by(hits: Sequence[Hit]) -> list[list[int]]:

@@ -28,9 +28,8 @@ _AUXILIARY = re.compile(r"\b(?:are|were|is|was|do|does|did|have|has|had)\s+(?:th
 def _located(segment: str) -> list[tuple[int, int, str]]:
     """(start, end, name) of each proper-noun span or quoted title, in order of appearance."""
     found: list[tuple[int, int, str]] = []
-    cursor = 0
     for name in [*quoted(segment), *english_spans(segment, question=True)]:
-        index = segment.find(name, cursor if not found else 0)
+        index = segment.find(name)
         if index < 0:
             continue
         span = (index, index + len(name), name)

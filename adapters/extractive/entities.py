@@ -15,6 +15,7 @@ import unicodedata
 
 from adapters.extractive.terms import CJK, fold, is_stop, pos_tokens, squeeze
 from core.models import Hit
+from core.rerank import document_title
 from core.text import STOP_WORDS_EN
 
 _QUOTED = re.compile(r"[「『“《\"]([^」』”》\"]{2,60})[」』”》\"]")
@@ -40,9 +41,6 @@ _ENTITY_FLAGS = ("nr", "ns", "nt", "nz")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
 _ABBREVIATED = re.compile(r"[A-Z]\.|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Sgt|Capt|Rev|Mt|Ft)\.")
 _UNITS = frozenset("kb mb gb tb cny usd rmb eur am pm utc cst".split())
-_TITLE_SUFFIX = re.compile(
-    r"\s*(?:\([^()]*\)|（[^（）]*）)\s*$|\.(?:md|markdown|txt|html?|pdf|docx?)$", re.IGNORECASE
-)
 _DASHES = str.maketrans({"–": "-", "—": "-", "‐": "-", "’": "'", "‘": "'", "“": '"', "”": '"'})
 
 
@@ -53,12 +51,7 @@ def normal(text: str) -> str:
 
 def title_of(hit: Hit) -> str:
     """The document's title: its name without file extension or a trailing "(...)" qualifier."""
-    name = hit.document_name.strip()
-    previous = None
-    while previous != name:
-        previous = name
-        name = _TITLE_SUFFIX.sub("", name).strip()
-    return name
+    return document_title(hit.document_name)
 
 
 def is_qualified(hit: Hit) -> bool:

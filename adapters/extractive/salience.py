@@ -67,13 +67,6 @@ class Match:
         """Whether every entity term is found."""
         return len(self.entities) == len(self.terms.entities)
 
-    @property
-    def missing(self) -> tuple[str, ...]:
-        """Counted terms not found, entities first."""
-        return tuple(e for e in self.terms.entities if e not in self.entities) + tuple(
-            g for g in self.terms.generic if g not in self.generic
-        )
-
     def covers(self, threshold: float) -> bool:
         """Every entity found and at least ``threshold`` of the weight."""
         return self.complete and self.share >= threshold - 1e-9

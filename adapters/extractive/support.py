@@ -51,7 +51,6 @@ class PartSupport:
     covered: bool
     anchor: Hit | None = None
     best: Match | None = None
-    partner: Hit | None = None
     candidates: tuple[Candidate, ...] = ()
     compared: bool = False
     anchored: bool = False  # the anchor singles something out, so hops from it make sense
@@ -119,8 +118,8 @@ def _linked_cover(
     bridges: Sequence[str],
     asked: str,
     threshold: float,
-) -> tuple[Hit, Match] | None:
-    """A paragraph linked to anchor ``a`` that completes the part with it, and their joint match."""
+) -> Match | None:
+    """The joint match of anchor ``a`` and a paragraph linked to it that completes the part with it."""
     subject = title_of(evidence[a])
     for b, other in enumerate(evidence):
         if b == a:
@@ -132,7 +131,7 @@ def _linked_cover(
         pair = match(terms, [stacks[a], stacks[b]])
         adds = len(pair.entities) + len(pair.generic) > len(single.entities) + len(single.generic)
         if pair.covers(threshold) and (forward or adds):
-            return other, pair
+            return pair
     return None
 
 
@@ -161,7 +160,8 @@ def analyse_part(
     for rank, a in enumerate(anchors):
         anchor, single = evidence[a], singles[a]
         specific = _specific(terms, single, singles)
-        ranked = bridge_candidates(anchor, terms, question) if specific else []
+        # A compared entity never hops through a link (followup ignores its candidates): no bridge search.
+        ranked = bridge_candidates(anchor, terms, question) if specific and not compared else []
         if rank == 0:
             pending = tuple(c for c in ranked if not any(is_about(hit, c.name) for hit in evidence))
             anchored = specific
@@ -178,7 +178,7 @@ def analyse_part(
             terms, evidence, stacks, a, single, bridges=bridges, asked=asked, threshold=threshold
         )
         if linked is not None:
-            return PartSupport(terms, True, anchor, linked[1], linked[0])
+            return PartSupport(terms, True, anchor, linked)
     if not anchors:
         return PartSupport(terms, False, compared=compared)
     top = anchors[0]

@@ -80,6 +80,7 @@ def test_link_names_drop_qualifiers_and_extensions() -> None:
     from core.rerank import link_name
 
     assert link_name("Alien (film)") == "alien" and link_name("行政诉讼法.md") == "行政诉讼法"
+    assert link_name("Alien (film).md") == "alien"  # both, as the extractive engine's titles do
 
 
 async def test_with_an_embedder_vector_similarity_to_the_question_is_used() -> None:
