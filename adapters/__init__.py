@@ -1,1 +1,2 @@
-"""Implementations of core's ports: Chroma, OpenAI-compatible models, SQL stores, embedders, Slack."""
+"""Implementations of core's ports, one package per port family: knowledge (Chroma), embedders, models,
+store (SQL), slack, extractive (the offline engine)."""

@@ -10,20 +10,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.extractive import ExtractiveEngine
-from adapters.knowledge_factory import EmbedderRegistry, open_knowledge_base
-from adapters.sql_store import open_store
+from adapters.knowledge.factory import EmbedderRegistry, open_knowledge_base
+from adapters.store.backends import open_store
 from bot.settings import Settings
-from core.compaction import CompactingContextLoader, compact_conversation
-from core.evidence import LoopLimits
-from core.iterative import IterativeRetriever
-from core.llm_engine import LlmEngine
-from core.locks import LocalConversationLock
+from core.answering.llm_engine import LlmEngine
+from core.conversation.compaction import CompactingContextLoader, compact_conversation
+from core.conversation.locks import LocalConversationLock
+from core.knowledge.search import SearchTiers
 from core.models import CompactionReport, RetrievalMode, SearchMode
 from core.pipeline import Pipeline, PipelineLimits
 from core.ports import ConversationLock, ConversationStore, Engine, Reranker
-from core.rerank import LocalReranker
-from core.retrieval import SearchPolicy
-from core.search import SearchTiers
+from core.retrieval.evidence import LoopLimits
+from core.retrieval.iterative import IterativeRetriever
+from core.retrieval.rerank import LocalReranker
+from core.retrieval.single_search import SearchPolicy
 
 log = logging.getLogger(__name__)
 _announced_extractive = False
@@ -59,7 +59,7 @@ def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
                 file=sys.stderr,
             )
         return extractive, None
-    from adapters.openai_model import OpenAIChatModel
+    from adapters.models.openai_chat import OpenAIChatModel
 
     def model(name: str) -> OpenAIChatModel:
         return OpenAIChatModel(
@@ -81,7 +81,7 @@ def build_reranker(settings: Settings) -> tuple[Reranker, Reranker | None]:
     # Lexical + retrieval-score fusion; embedding the candidates again measured no gain on HotpotQA.
     local = LocalReranker()
     if settings.kb_rerank_url:
-        from adapters.http_reranker import HttpReranker
+        from adapters.models.http_reranker import HttpReranker
 
         reranker = HttpReranker(
             settings.kb_rerank_url, model=settings.kb_rerank_model, api_key=settings.kb_rerank_api_key
@@ -106,7 +106,7 @@ def search_policy(settings: Settings) -> SearchPolicy:
 
 async def _open_lock(settings: Settings, stack: AsyncExitStack) -> ConversationLock:
     if settings.database_url.startswith(("postgres://", "postgresql://")):
-        from adapters.pg_lock import PostgresConversationLock
+        from adapters.store.pg_lock import PostgresConversationLock
 
         lock = await PostgresConversationLock.connect(settings.database_url)
         stack.push_async_callback(lock.close)
@@ -132,7 +132,7 @@ async def build_services(
         reranker, fallback_reranker = build_reranker(settings)
         classifier = None
         if settings.kb_classifier_url:
-            from adapters.classifier_client import HttpComplexityClassifier
+            from adapters.models.classifier_client import HttpComplexityClassifier
 
             classifier = HttpComplexityClassifier(
                 settings.kb_classifier_url, timeout=settings.kb_classifier_timeout

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from adapters.document_readers import UnreadableDocument, iter_document_paths, read_document
+from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document
 from bot.sample_kb import SAMPLE_DATASET, SAMPLE_KB_DIR
 from bot.settings import Settings
-from core.ingest import ingest
-from core.ingest_plan import IngestSummary
+from core.knowledge.ingest import ingest
+from core.knowledge.ingest_plan import IngestSummary
 
 
 async def ensure_sample_dataset(

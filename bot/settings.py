@@ -12,9 +12,10 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
+from adapters.slack.channel_config import ChannelConfig
 from core.budget import float_setting, setting
 from core.models import RETRIEVAL_MODES, SEARCH_MODES
 
@@ -33,7 +34,6 @@ INT_RANGES: dict[str, tuple[int, int, int]] = {
     "kb_context_recent_tokens": (6000, 512, 16000),
     "kb_dialogue_number": (5, 0, 20),
     "kb_question_max_tokens": (4000, 16, 32000),
-    "kb_answer_context_tokens": (12000, 1000, 100000),
     "kb_answer_max_tokens": (1500, 64, 16000),
     "kb_short_query_length": (4, 1, 64),
     "kb_topk_short": (20, 1, 50),
@@ -54,15 +54,6 @@ CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "kb_retrieval_mode": ("auto", RETRIEVAL_MODES),
     "kb_search_mode": ("blend", SEARCH_MODES),
 }
-
-
-class ChannelConfig(BaseModel):
-    """Per-channel scope: which datasets it may search and how."""
-
-    datasets: list[str] = Field(default_factory=list)
-    retrieval_mode: str | None = None
-    search_mode: str | None = None
-    mention_only: bool = False
 
 
 class _TomlSource(PydanticBaseSettingsSource):
@@ -113,7 +104,6 @@ class Settings(BaseSettings):
     kb_context_recent_tokens: int = 6000
     kb_dialogue_number: int = 5
     kb_question_max_tokens: int = 4000
-    kb_answer_context_tokens: int = 12000
     kb_answer_max_tokens: int = 1500
     kb_retrieval_mode: str = "auto"
     kb_search_mode: str = "blend"

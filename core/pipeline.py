@@ -8,7 +8,9 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from core.answer import citations, uncertainty_notice
+from core.answering.answer import citations, uncertainty_notice
+from core.answering.generation import AnswerWriter
+from core.answering.run_ledger import RunLedger
 from core.errors import InvalidInput, KbError, ModelError, NotFound
 from core.events import (
     Compacting,
@@ -20,7 +22,6 @@ from core.events import (
     Progress,
     Queued,
 )
-from core.generation import AnswerWriter
 from core.models import (
     AnswerRequest,
     CompactionReport,
@@ -34,7 +35,6 @@ from core.models import (
     Usage,
 )
 from core.ports import ContextLoader, ConversationLock, ConversationStore, Engine, Retriever
-from core.run_ledger import RunLedger
 from core.text import detect_language
 from core.validation import validate_question
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from adapters.chroma_kb import ChromaKnowledgeBase
 from adapters.extractive import ExtractiveEngine
-from adapters.openai_model import OpenAIChatModel
-from adapters.sql_store import SqlConversationStore
-from core.locks import LocalConversationLock
+from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
+from adapters.models.openai_chat import OpenAIChatModel
+from adapters.store.backends import SqlConversationStore
+from core.conversation.locks import LocalConversationLock
 from core.ports import ChatModel, ConversationLock, ConversationStore, DocumentIndex, Engine, KnowledgeBase
 from tests.fakes import (
     FakeChatModel,

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from core.prompts import ASSESS_SYSTEM, REWRITE_SYSTEM, VOTE_SYSTEM
+from core.answering.prompts import ASSESS_SYSTEM, REWRITE_SYSTEM, VOTE_SYSTEM
 from tests.model_script import RecordedRequest, Reply
 
 

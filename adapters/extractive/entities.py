@@ -15,7 +15,7 @@ import unicodedata
 
 from adapters.extractive.terms import CJK, fold, is_stop, pos_tokens, squeeze
 from core.models import Hit
-from core.rerank import document_title
+from core.retrieval.rerank import document_title
 from core.text import STOP_WORDS_EN
 
 _QUOTED = re.compile(r"[「『“《\"]([^」』”》\"]{2,60})[」』”》\"]")

@@ -18,9 +18,9 @@ from adapters.slack.slack_errors import error_code
 from adapters.slack.texts import t
 from adapters.slack.threads import conversation_id, latest_answer, thread_records
 from adapters.slack.trace_view import trace_modal
+from core.answering.trace_summary import trace_summary
 from core.errors import KbError
 from core.models import CompactionReport, ConversationKey, Record, RecordStatus
-from core.trace_summary import trace_summary
 
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import SlackMessage
+from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.editor import MessageEditor
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.progress import ProgressView, placeholder_message
@@ -23,7 +24,6 @@ from adapters.slack.texts import failure_text, t
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import IncomingMessage
 from adapters.slack.users import UserNames
-from bot.settings import ChannelConfig
 from core.events import Done, Failed
 from core.models import Question, RetrievalMode, SearchMode
 

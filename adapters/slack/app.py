@@ -17,12 +17,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.actions import ThreadActions
 from adapters.slack.answering import Answerer, Placeholder
+from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.dedup import RecentKeys
+from adapters.slack.listeners import register_listeners
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.rate_budget import DEFAULT_LIMIT, UpdateBudget
 from adapters.slack.render import record_lang
 from adapters.slack.threads import EngagedThreads
-from bot.settings import ChannelConfig
+from adapters.slack.triggers import BotIdentity
 from core.budget import count_tokens
 
 log = logging.getLogger(__name__)
@@ -37,16 +39,6 @@ class SlackOptions:
     min_edit_interval: float = 1.0
     updates_per_minute: int = DEFAULT_LIMIT
     shutdown_grace: float = 20.0
-    rate_limit_retries: int = 3
-
-
-@dataclass(frozen=True, slots=True)
-class BotIdentity:
-    """Who the bot is in the workspace (from auth.test)."""
-
-    team_id: str
-    user_id: str
-    bot_id: str
 
 
 def build_web_client(
@@ -77,8 +69,6 @@ class SlackBot:
         socket_mode: bool = False,
         options: SlackOptions | None = None,
     ) -> None:
-        from adapters.slack.listeners import register_listeners
-
         self.options = options or SlackOptions()
         self.client = client
         self.pipeline = pipeline

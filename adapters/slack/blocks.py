@@ -13,7 +13,6 @@ MODAL_BLOCKS_MAX = 100
 BUTTON_TEXT_MAX = 75
 HEADER_TEXT_MAX = 150
 CONTEXT_TEXT_MAX = 2000
-MESSAGE_TEXT_MAX = 40000
 # Undocumented but measured (~13,200): total text across one message's blocks; stay well below it.
 MESSAGE_BLOCK_CHARS_MAX = 12000
 FALLBACK_TEXT_MAX = 300

@@ -50,9 +50,7 @@ class MessageEditor:
         self._send_lock = asyncio.Lock()
         self._finished = False
         self._task: asyncio.Task[None] | None = None
-        self.intermediate_edits = 0
         self.coalesced = 0
-        self.refused = 0
         self._open = True
         budget.opened()
 
@@ -80,7 +78,6 @@ class MessageEditor:
                     await asyncio.sleep(delay)
                     continue
                 if not self.budget.try_acquire():
-                    self.refused += 1
                     await asyncio.sleep(self.min_interval)
                     continue
                 async with self._send_lock:
@@ -90,7 +87,6 @@ class MessageEditor:
                     await self._update(
                         pending if isinstance(pending, SlackMessage) else pending(), final=False
                     )
-                    self.intermediate_edits += 1
 
     async def _update(self, message: SlackMessage, *, final: bool) -> bool:
         self._last_edit = self._clock()

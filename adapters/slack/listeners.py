@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
+from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.actions import plain
+from adapters.slack.actions import ThreadActions, plain
+from adapters.slack.answering import Answerer
+from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.dedup import RecentKeys
 from adapters.slack.markup import to_plain_text
+from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.render import FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE
 from adapters.slack.slash import SlashRequest, handle_slash
 from adapters.slack.texts import t
+from adapters.slack.threads import EngagedThreads
 from adapters.slack.trace_view import PAGE_ACTION_PREFIX
-from adapters.slack.triggers import IncomingMessage, parse_message_event, should_answer, thread_command
+from adapters.slack.triggers import (
+    BotIdentity,
+    IncomingMessage,
+    parse_message_event,
+    should_answer,
+    thread_command,
+)
 from core.models import ConversationKey
 from core.text import detect_language
-
-if TYPE_CHECKING:
-    from adapters.slack.app import SlackBot
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +40,33 @@ TRACE_SHORTCUT = "show_trace"
 Ack = Callable[..., Awaitable[None]]
 
 
-def _identity(bot: SlackBot, context: dict[str, Any], body: dict[str, Any]) -> tuple[str, str]:
+class ListenerHost(Protocol):
+    """What the listeners need of the running bot (adapters.slack.app.ListenerHost provides it)."""
+
+    client: AsyncWebClient
+    pipeline: AnswerPipeline
+    channel_config: Callable[[str], ChannelConfig]
+    identity: BotIdentity | None
+    closing: bool
+    events_seen: RecentKeys
+    messages_seen: RecentKeys
+    engaged: EngagedThreads
+    answerer: Answerer
+    thread_actions: ThreadActions
+
+    def spawn(self, coroutine: Coroutine[Any, Any, None], *, name: str = "") -> asyncio.Task[None]:
+        """Run work after the ack."""
+        ...
+
+
+def _identity(bot: ListenerHost, context: dict[str, Any], body: dict[str, Any]) -> tuple[str, str]:
     """(team id, bot user id), from auth.test at start or from Bolt's per-request context."""
     if bot.identity is not None:
         return body.get("team_id") or bot.identity.team_id, bot.identity.user_id
     return body.get("team_id") or context.get("team_id") or "", context.get("bot_user_id") or ""
 
 
-def register_listeners(app: AsyncApp, bot: SlackBot) -> None:
+def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
     """Attach every listener of the bot to the Bolt app."""
 
     async def skip_repeated_events(
@@ -132,7 +161,7 @@ def register_listeners(app: AsyncApp, bot: SlackBot) -> None:
     app.command("/kb")(on_kb)
 
 
-async def _consider(bot: SlackBot, message: IncomingMessage, bot_user_id: str) -> None:
+async def _consider(bot: ListenerHost, message: IncomingMessage, bot_user_id: str) -> None:
     """Decide what a person's message is (question, thread command, nothing) and act on it once."""
     config = bot.channel_config(message.channel_id)
     engaged = (
@@ -156,7 +185,7 @@ async def _consider(bot: SlackBot, message: IncomingMessage, bot_user_id: str) -
     await bot.answerer.answer(message, lang=lang, config=config, bot_user_id=bot_user_id)
 
 
-async def _shortcut(bot: SlackBot, shortcut: dict[str, Any], command: str) -> None:
+async def _shortcut(bot: ListenerHost, shortcut: dict[str, Any], command: str) -> None:
     message = shortcut.get("message") or {}
     channel = (shortcut.get("channel") or {}).get("id", "")
     team = (shortcut.get("team") or {}).get("id", "") or (bot.identity.team_id if bot.identity else "")
@@ -176,7 +205,7 @@ async def _shortcut(bot: SlackBot, shortcut: dict[str, Any], command: str) -> No
 
 
 async def _thread_command(
-    bot: SlackBot,
+    bot: ListenerHost,
     key: ConversationKey,
     command: str,
     *,

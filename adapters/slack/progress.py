@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from adapters.slack.blocks import SECTION_TEXT_MAX, SlackMessage, clip, context, section
 from adapters.slack.mrkdwn import escape, to_mrkdwn
 from adapters.slack.texts import t
+from core.answering.progress_text import progress_text
 from core.events import AnswerDelta, Notice, Progress, Queued
-from core.progress_text import progress_text
 
 STATUS_MAX = 300
 PARTIAL_MAX = SECTION_TEXT_MAX - 100

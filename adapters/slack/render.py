@@ -19,9 +19,9 @@ from adapters.slack.blocks import (
 )
 from adapters.slack.mrkdwn import escape, link, to_mrkdwn
 from adapters.slack.texts import t
+from core.answering.trace_summary import trace_summary
 from core.models import Record
 from core.text import detect_language
-from core.trace_summary import trace_summary
 
 SHOW_TRACE = "kb_show_trace"
 _MARKS = re.compile(r"[*_`#>~]+")

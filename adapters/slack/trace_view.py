@@ -23,8 +23,8 @@ from adapters.slack.blocks import (
 from adapters.slack.mrkdwn import escape
 from adapters.slack.render import record_lang
 from adapters.slack.texts import t
+from core.answering.trace_summary import trace_summary
 from core.models import Record
-from core.trace_summary import trace_summary
 
 TRACE_CALLBACK = "kb_trace"
 PAGE_ACTION_PREFIX = "kb_trace_page"

@@ -24,6 +24,15 @@ SLACKBOT = "USLACKBOT"
 
 
 @dataclass(frozen=True, slots=True)
+class BotIdentity:
+    """Who the bot is in the workspace (from auth.test)."""
+
+    team_id: str
+    user_id: str
+    bot_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class IncomingMessage:
     """A person's message that reached the bot, in a channel thread or a DM."""
 

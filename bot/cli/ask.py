@@ -151,7 +151,7 @@ async def run_history(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _trace_text(record: Record) -> str:
-    from core.trace_view import render_trace_text
+    from core.answering.trace_view import render_trace_text
 
     lang = record_lang(record)
     lines = [f"record {record.id} [{record.status}] · {record.question}"]

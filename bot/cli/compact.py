@@ -9,9 +9,14 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from bot.settings import Settings
-from core.compaction import NO_UPPER_BOUND, PAGE_SIZE, CompactingContextLoader, compact_conversation
-from core.compaction_batches import turns_tokens
-from core.compaction_messages import summary_message_tokens
+from core.conversation.compaction import (
+    NO_UPPER_BOUND,
+    PAGE_SIZE,
+    CompactingContextLoader,
+    compact_conversation,
+)
+from core.conversation.compaction_batches import turns_tokens
+from core.conversation.compaction_messages import summary_message_tokens
 from core.models import CompactionReport, ContextSnapshot, ConversationKey
 from core.ports import ConversationLock, ConversationStore
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from adapters.knowledge_factory import open_knowledge_base
+from adapters.knowledge.factory import open_knowledge_base
 from bot.cli.search import fit, print_error
 from bot.settings import Settings
 from core.errors import InvalidInput, KbError, NotFound

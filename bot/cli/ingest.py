@@ -12,13 +12,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from adapters.document_readers import UnreadableDocument, iter_document_paths, read_document
-from adapters.knowledge_factory import open_knowledge_base
+from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document
+from adapters.knowledge.factory import open_knowledge_base
 from bot.cli.search import print_error
 from bot.settings import INT_RANGES, Settings
 from core.errors import InvalidInput, KbError
-from core.ingest import ingest
-from core.ingest_plan import IngestEvent, IngestSummary
+from core.knowledge.ingest import ingest
+from core.knowledge.ingest_plan import IngestEvent, IngestSummary
 
 _MIN_TOKENS, _MAX_TOKENS = INT_RANGES["kb_chunk_tokens"][1:]
 

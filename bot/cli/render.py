@@ -6,11 +6,11 @@ import json
 import sys
 from typing import Any, TextIO
 
-from core.answer import render_sources
+from core.answering.answer import render_sources
+from core.answering.progress_text import progress_text
+from core.answering.trace_summary import trace_summary
 from core.events import AnswerDelta, Done, Failed, Notice, Progress
 from core.models import Record
-from core.progress_text import progress_text
-from core.trace_summary import trace_summary
 
 
 def record_lang(record: Record) -> str:

@@ -9,11 +9,11 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from adapters.knowledge_factory import open_knowledge_base
+from adapters.knowledge.factory import open_knowledge_base
 from bot.settings import Settings
 from core.errors import KbError, NotFound
+from core.knowledge.search import SearchTiers, build_search_request, parse_mode, tier_for
 from core.models import SEARCH_MODES, Hit, SearchMode, SearchRequest
-from core.search import SearchTiers, build_search_request, parse_mode, tier_for
 from core.text import detect_language
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from adapters.openai_embedder import OpenAIEmbedder
-from adapters.openai_retry import Backoff
+from adapters.embedders.openai_compatible import OpenAIEmbedder
+from adapters.models.openai_retry import Backoff
 from core.errors import ModelOutputInvalid, ModelUnavailable
 from tests import model_fixtures
 from tests.model_script import Reply

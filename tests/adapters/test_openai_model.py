@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 import openai
 import pytest
 
-from adapters.openai_model import THINKING_OFF, OpenAIChatModel
-from adapters.openai_retry import Backoff
+from adapters.models.openai_chat import THINKING_OFF, OpenAIChatModel
+from adapters.models.openai_retry import Backoff
 from core.budget import count_tokens
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
 from core.models import Completion, Message, Usage

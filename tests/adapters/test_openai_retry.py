@@ -10,7 +10,7 @@ import httpx2
 import openai
 import pytest
 
-from adapters.openai_retry import (
+from adapters.models.openai_retry import (
     ERROR_MAP,
     Backoff,
     Retrier,
@@ -18,7 +18,7 @@ from adapters.openai_retry import (
     retry_after_seconds,
     to_core_error,
 )
-from adapters.think_filter import ThinkFilter, strip_thinking
+from adapters.models.think_filter import ThinkFilter, strip_thinking
 from core.errors import ModelError, ModelOutputInvalid, ModelTruncated, ModelUnavailable
 
 REQUEST = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from adapters.pg_lock import PostgresConversationLock
-from adapters.sql.errors import StoreUnavailable
+from adapters.store.errors import StoreUnavailable
+from adapters.store.pg_lock import PostgresConversationLock
 from tests.adapters.postgres_support import POSTGRES_URL, require_postgres
 
 

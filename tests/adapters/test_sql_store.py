@@ -13,14 +13,14 @@ import aiosqlite
 import asyncpg
 import pytest
 
-from adapters.sql.errors import StoreUnavailable
-from adapters.sql.schema import MIGRATIONS, Migration
-from adapters.sql_store import (
+from adapters.store.backends import (
     PostgresConversationStore,
     SqlConversationStore,
     SqliteConversationStore,
     open_store,
 )
+from adapters.store.errors import StoreUnavailable
+from adapters.store.schema import MIGRATIONS, Migration
 from core.errors import InvalidInput, NotAllowed, NotFound
 from core.models import ContextSnapshot, ConversationKey, Record, RecordStatus
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema

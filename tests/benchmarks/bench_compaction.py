@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.compaction import CompactingContextLoader  # noqa: E402
-from core.compaction_batches import turns_tokens  # noqa: E402
-from core.compaction_messages import messages_tokens  # noqa: E402
+from core.conversation.compaction import CompactingContextLoader  # noqa: E402
+from core.conversation.compaction_batches import turns_tokens  # noqa: E402
+from core.conversation.compaction_messages import messages_tokens  # noqa: E402
 from core.models import Turn, Usage  # noqa: E402
 from core.ports import Engine  # noqa: E402
 from tests.fakes import FakeEngine, InMemoryConversationStore  # noqa: E402

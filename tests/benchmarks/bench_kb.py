@@ -51,17 +51,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from adapters.chroma_catalog import collection_name  # noqa: E402
-from adapters.chroma_dataset import HNSW_CONFIGURATION, WRITE_BATCH  # noqa: E402
-from adapters.chroma_kb import ChromaKnowledgeBase  # noqa: E402
-from adapters.document_readers import UnreadableDocument, iter_document_paths, read_document  # noqa: E402
-from adapters.local_embedder import encode  # noqa: E402
+from adapters.embedders.local import encode  # noqa: E402
+from adapters.knowledge.chroma_catalog import collection_name  # noqa: E402
+from adapters.knowledge.chroma_dataset import HNSW_CONFIGURATION, WRITE_BATCH  # noqa: E402
+from adapters.knowledge.chroma_kb import ChromaKnowledgeBase  # noqa: E402
+from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document  # noqa: E402
 from core.budget import count_tokens  # noqa: E402
-from core.chunking import chunk_markdown, embedding_text  # noqa: E402
-from core.ingest import ingest  # noqa: E402
-from core.ingest_plan import IngestSummary  # noqa: E402
+from core.knowledge.chunking import chunk_markdown, embedding_text  # noqa: E402
+from core.knowledge.ingest import ingest  # noqa: E402
+from core.knowledge.ingest_plan import IngestSummary  # noqa: E402
+from core.knowledge.search import relative_score_fuse, rrf_fuse  # noqa: E402
 from core.models import Chunk, DocumentInfo, Hit, SearchRequest  # noqa: E402
-from core.search import relative_score_fuse, rrf_fuse  # noqa: E402
 
 DATA = Path(os.environ.get("KB_BENCH_DATA", "/work/shared/data")) / "zh_cmrc2018"
 DEV = DATA / "cmrc2018_dev_squad_style.json"
@@ -328,7 +328,7 @@ async def bench_scale(size: int, workdir: Path, *, floor: bool = True) -> dict[s
 
 async def bench_recall(workdir: Path, depth: int = 30) -> dict[str, float]:
     print("\n== recall@5 on CMRC 2018 dev (offline embedder)", flush=True)
-    from adapters.local_embedder import LocalEmbedder
+    from adapters.embedders.local import LocalEmbedder
 
     home = workdir / "recall"
     kb = ChromaKnowledgeBase(

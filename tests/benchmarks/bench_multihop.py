@@ -16,7 +16,7 @@ the local reranker once at the end), its top 10. Printed: recall@10 (share of go
 all-gold@10 (both gold paragraphs in the top 10), mean retrieval rounds, mean model calls per question,
 plus diagnostics: both gold paragraphs anywhere in the loop's evidence, and questions judged sufficient
 in round 1 while a gold paragraph was missing. With OPENAI_BASE_URL set the loop's engine is the model
-(core.llm_engine.LlmEngine over adapters.openai_model, KB_AUX_MODEL or KB_CHAT_MODEL); otherwise the
+(core.answering.llm_engine.LlmEngine over adapters.models.openai_chat, KB_AUX_MODEL or KB_CHAT_MODEL); otherwise the
 extractive engine.
 """
 
@@ -37,13 +37,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from core.evidence import LoopLimits  # noqa: E402
-from core.iterative import IterativeRetriever  # noqa: E402
+from core.knowledge.search import SearchTiers  # noqa: E402
 from core.models import Chunk, DocumentInfo, SearchMode  # noqa: E402
 from core.ports import Engine, KnowledgeBase  # noqa: E402
-from core.rerank import LocalReranker  # noqa: E402
-from core.retrieval import SearchPolicy  # noqa: E402
-from core.search import SearchTiers  # noqa: E402
+from core.retrieval.evidence import LoopLimits  # noqa: E402
+from core.retrieval.iterative import IterativeRetriever  # noqa: E402
+from core.retrieval.rerank import LocalReranker  # noqa: E402
+from core.retrieval.single_search import SearchPolicy  # noqa: E402
 
 DATA = Path("/work/shared/data/multihop_en/hotpotqa_dev500_ircot.jsonl")
 DATASET = "hotpotqa"
@@ -92,8 +92,8 @@ async def open_kb(store: Path, pool: dict[str, Paragraph]) -> Any:
     """The real knowledge base over store/, ingesting the pool the first time."""
     import chromadb
 
-    from adapters.chroma_kb import ChromaKnowledgeBase
-    from adapters.local_embedder import LOCAL_MODEL_NAME, LocalEmbedder
+    from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
+    from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
 
     embedder = LocalEmbedder()
     await asyncio.to_thread(store.mkdir, parents=True, exist_ok=True)
@@ -127,8 +127,8 @@ async def open_kb(store: Path, pool: dict[str, Paragraph]) -> Any:
 def make_engine() -> tuple[Engine, str]:
     """The model engine when OPENAI_BASE_URL is set, else the extractive engine."""
     if os.environ.get("OPENAI_BASE_URL"):
-        from adapters.openai_model import OpenAIChatModel
-        from core.llm_engine import LlmEngine
+        from adapters.models.openai_chat import OpenAIChatModel
+        from core.answering.llm_engine import LlmEngine
 
         model = (
             os.environ.get("KB_AUX_MODEL")

@@ -23,11 +23,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from adapters.openai_model import OpenAIChatModel  # noqa: E402
+from adapters.models.openai_chat import OpenAIChatModel  # noqa: E402
 from bot.cli import main as kb_main  # noqa: E402
 from bot.compose import build_services  # noqa: E402
 from bot.settings import Settings  # noqa: E402
-from core.llm_engine import LlmEngine  # noqa: E402
+from core.answering.llm_engine import LlmEngine  # noqa: E402
 from core.models import Completion, ConversationKey, Message, Question  # noqa: E402
 from tests.model_server import ModelServer  # noqa: E402
 from tests.role_responder import RoleResponder  # noqa: E402

@@ -5,7 +5,7 @@ Run: /tmp/venv/bin/python tests/benchmarks/bench_slack.py [--threads 20] [--wave
 Setup: the mock Slack Web API enforces a Tier-3 budget on chat.update (50 per sliding minute, 429 with
 Retry-After beyond it); the bot (SlackBot + Bolt AsyncApp served over HTTP, production throttling: one
 edit per second per message, 50 updates per minute for the workspace) answers with core's Pipeline
-(single search over an in-memory knowledge base, LlmEngine over adapters.openai_model) against the test
+(single search over an in-memory knowledge base, LlmEngine over adapters.models.openai_chat) against the test
 model server answering every call after --delay seconds (streamed). Each thread gets one signed
 app_mention at the same moment.
 
@@ -25,14 +25,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from adapters.openai_model import OpenAIChatModel  # noqa: E402
+from adapters.models.openai_chat import OpenAIChatModel  # noqa: E402
 from adapters.slack.app import SlackOptions  # noqa: E402
-from bot.settings import ChannelConfig, Settings  # noqa: E402
-from core.history import BoundedHistoryLoader  # noqa: E402
-from core.llm_engine import LlmEngine  # noqa: E402
-from core.locks import LocalConversationLock  # noqa: E402
+from adapters.slack.channel_config import ChannelConfig  # noqa: E402
+from bot.settings import Settings  # noqa: E402
+from core.answering.llm_engine import LlmEngine  # noqa: E402
+from core.conversation.history import BoundedHistoryLoader  # noqa: E402
+from core.conversation.locks import LocalConversationLock  # noqa: E402
 from core.pipeline import Pipeline  # noqa: E402
-from core.retrieval import SingleSearchRetriever  # noqa: E402
+from core.retrieval.single_search import SingleSearchRetriever  # noqa: E402
 from tests.fakes import FakeKnowledgeBase, InMemoryConversationStore  # noqa: E402
 from tests.model_server import ModelServer  # noqa: E402
 from tests.slack.harness import SlackHarness  # noqa: E402

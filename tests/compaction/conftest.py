@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.compaction_batches import turn_tokens
+from core.conversation.compaction_batches import turn_tokens
 from core.models import Record, Turn
 from tests.fakes import FakeEngine, InMemoryConversationStore
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core.budget import TRUNCATION_MARKERS, count_tokens
-from core.compaction import CompactingContextLoader
-from core.compaction_batches import (
+from core.conversation.compaction import CompactingContextLoader
+from core.conversation.compaction_batches import (
     BatchLimits,
     clip_turn,
     recent_window_budget,

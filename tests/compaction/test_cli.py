@@ -18,8 +18,8 @@ from bot.cli.compact import (
     register,
 )
 from bot.settings import Settings
-from core.compaction import CompactingContextLoader
-from core.locks import LocalConversationLock
+from core.conversation.compaction import CompactingContextLoader
+from core.conversation.locks import LocalConversationLock
 from core.models import CompactionReport, ContextSnapshot
 from tests.compaction.conftest import CONVERSATION, add_turns
 from tests.fakes import FakeEngine, InMemoryConversationStore

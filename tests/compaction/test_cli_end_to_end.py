@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sql_store import open_store
+from adapters.store.backends import open_store
 from bot.cli import main
 from core.models import ConversationKey
 from tests.compaction.conftest import chinese

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core.budget import TRUNCATION_MARKERS, count_tokens
-from core.compaction import CompactingContextLoader
-from core.compaction_facts import (
+from core.conversation.compaction import CompactingContextLoader
+from core.conversation.compaction_facts import (
     KEY_FACTS_LABELS,
     extract_key_facts,
     merge_key_facts,

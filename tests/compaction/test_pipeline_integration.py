@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 
-from core.compaction import CompactingContextLoader, compact_conversation
+from core.conversation.compaction import CompactingContextLoader, compact_conversation
+from core.conversation.locks import LocalConversationLock
 from core.events import Compacting, Done
-from core.locks import LocalConversationLock
 from core.models import ConversationKey, Question
 from core.pipeline import Pipeline
-from core.retrieval import SingleSearchRetriever
+from core.retrieval.single_search import SingleSearchRetriever
 from tests.compaction.conftest import chinese
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core.budget import TRUNCATION_MARKERS, count_tokens
-from core.compaction import CompactingContextLoader
-from core.compaction_messages import SUMMARY_LABELS, history_messages, messages_tokens
+from core.conversation.compaction import CompactingContextLoader
+from core.conversation.compaction_messages import SUMMARY_LABELS, history_messages, messages_tokens
 from core.models import ContextSnapshot, Message, Turn
 from tests.compaction.conftest import CONVERSATION, ProgressCounter, add_turns, chinese
 from tests.fakes import FakeEngine, InMemoryConversationStore

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.sql_store import SqlConversationStore, open_store
-from core.compaction import CompactingContextLoader, compact_conversation
-from core.locks import LocalConversationLock
+from adapters.store.backends import SqlConversationStore, open_store
+from core.conversation.compaction import CompactingContextLoader, compact_conversation
+from core.conversation.locks import LocalConversationLock
 from core.models import ContextSnapshot, ConversationKey, Turn, Usage
 from core.ports import ConversationStore
 from tests.compaction.conftest import ProgressCounter, chinese

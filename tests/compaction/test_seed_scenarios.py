@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import pytest
 
 from core.budget import TRUNCATION_MARKERS
-from core.compaction import CompactingContextLoader, compact_conversation
-from core.compaction_batches import BatchLimits
-from core.compaction_messages import SUMMARY_LABELS, messages_tokens
+from core.conversation.compaction import CompactingContextLoader, compact_conversation
+from core.conversation.compaction_batches import BatchLimits
+from core.conversation.compaction_messages import SUMMARY_LABELS, messages_tokens
+from core.conversation.locks import LocalConversationLock
 from core.errors import ModelTruncated, ModelUnavailable
-from core.locks import LocalConversationLock
 from core.models import ContextSnapshot, Message, Turn, Usage
 from tests.compaction.conftest import (
     CONVERSATION,

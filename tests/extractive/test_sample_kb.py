@@ -19,7 +19,7 @@ DOCS = sorted(Path(SAMPLE_KB_DIR).glob("*.md"))
 def _chunks(markdown: str) -> list[tuple[str, str]]:
     """(heading, text) chunks: the project's Markdown chunker, or blank-line paragraphs without it."""
     try:
-        from core.chunking import chunk_markdown
+        from core.knowledge.chunking import chunk_markdown
     except ImportError:
         return [("", p.strip()) for p in markdown.split("\n\n") if p.strip()]
     return [(" / ".join(c.heading_path), c.text) for c in chunk_markdown(markdown)]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.chroma_kb import ChromaKnowledgeBase
-from adapters.knowledge_factory import make_chroma_client
+from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
+from adapters.knowledge.factory import make_chroma_client
 from core.models import SearchRequest
 from tests.kb.kb_support import CountingEmbedder, chunks, doc
 

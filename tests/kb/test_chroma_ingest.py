@@ -10,11 +10,11 @@ from pathlib import Path
 import chromadb
 import numpy as np
 
-from adapters.chroma_catalog import collection_name
-from adapters.chroma_workers import WorkerPool
-from adapters.document_readers import ReadDocument, UnreadableDocument, read_document
-from core.ingest import ingest
-from core.ingest_plan import IngestSummary
+from adapters.knowledge.chroma_catalog import collection_name
+from adapters.knowledge.chroma_workers import WorkerPool
+from adapters.knowledge.document_readers import ReadDocument, UnreadableDocument, read_document
+from core.knowledge.ingest import ingest
+from core.knowledge.ingest_plan import IngestSummary
 from core.models import SearchRequest
 from tests.kb.kb_support import CountingEmbedder, Ticker, chunks, doc, make_kb
 

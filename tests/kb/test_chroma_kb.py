@@ -12,8 +12,8 @@ import chromadb
 import numpy as np
 import pytest
 
-from adapters.chroma_catalog import collection_name
-from adapters.local_embedder import LocalEmbedder
+from adapters.embedders.local import LocalEmbedder
+from adapters.knowledge.chroma_catalog import collection_name
 from core.errors import InvalidInput, NotFound
 from core.models import SearchRequest
 from tests.kb.kb_support import CountingEmbedder, KeywordBasisEmbedder, Ticker, chunks, doc, make_kb
@@ -347,7 +347,7 @@ async def test_warm_up_rebuilds_a_lost_keyword_index_and_saves_it(
     folder = tmp_path / "keywords" / collection_name("ds")
     shutil.rmtree(folder)
 
-    caplog.set_level(logging.INFO, logger="adapters.chroma_store")
+    caplog.set_level(logging.INFO, logger="adapters.knowledge.chroma_store")
     repaired = make_kb(tmp_path, embedder)
     assert await repaired.warm_up() == ["ds"]
     assert "tokenising 600 chunks read back from Chroma" in caplog.text

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.document_readers import iter_document_paths, read_document
+from adapters.knowledge.document_readers import iter_document_paths, read_document
 from core.budget import count_tokens
-from core.chunking import chunk_markdown, embedding_text
+from core.knowledge.chunking import chunk_markdown, embedding_text
 from core.models import Chunk
 
 LAWS = Path("/work/shared/data/zh_laws")

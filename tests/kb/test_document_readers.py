@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.document_readers import (
+from adapters.knowledge.document_readers import (
     SUPPORTED_SUFFIXES,
     UnreadableDocument,
     iter_document_paths,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from core.errors import InvalidInput
-from core.ingest import ingest
-from core.ingest_plan import (
+from core.knowledge.ingest import ingest
+from core.knowledge.ingest_plan import (
     IngestEvent,
     IngestSummary,
     TitledDocument,

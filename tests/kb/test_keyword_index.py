@@ -9,9 +9,9 @@ import bm25s
 import numpy as np
 import pytest
 
-from adapters.bm25_build import BM25_B, BM25_K1, build_bm25
-from adapters.keyword_index import KeywordIndex, chunk_keywords, tokens_of
-from core.chunking import embedding_text
+from adapters.knowledge.bm25_build import BM25_B, BM25_K1, build_bm25
+from adapters.knowledge.keyword_index import KeywordIndex, chunk_keywords, tokens_of
+from core.knowledge.chunking import embedding_text
 from core.models import Chunk
 
 TEXTS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from adapters.local_embedder import LOCAL_MODEL_NAME, LocalEmbedder
+from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
 from tests.kb.kb_support import Ticker
 
 

@@ -7,8 +7,7 @@ import math
 import pytest
 
 from core.errors import InvalidInput
-from core.models import Hit
-from core.search import (
+from core.knowledge.search import (
     FUSIONS,
     SearchTiers,
     build_search_request,
@@ -20,6 +19,7 @@ from core.search import (
     rrf_fuse,
     tier_for,
 )
+from core.models import Hit
 
 
 def hit(hit_id: str, score: float, content: str = "") -> Hit:

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from core.conversation.history import BoundedHistoryLoader
+from core.conversation.locks import LocalConversationLock
 from core.events import Progress
-from core.history import BoundedHistoryLoader
-from core.locks import LocalConversationLock
 from core.models import ConversationKey, Question
 from core.pipeline import Pipeline, PipelineLimits
-from core.retrieval import SingleSearchRetriever
+from core.retrieval.single_search import SingleSearchRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
 
 KEY = ConversationKey(source="test", channel_id="C1", thread_ts="1")

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from adapters.openai_model import OpenAIChatModel
+from adapters.models.openai_chat import OpenAIChatModel
+from core.answering.llm_engine import LlmEngine, parse_assessment, parse_vote
 from core.errors import ModelOutputInvalid, ModelTruncated
-from core.llm_engine import LlmEngine, parse_assessment, parse_vote
 from core.models import AnswerRequest, Completion, Hit, Turn
 from tests.model_script import Reply
 from tests.model_server import ModelServer

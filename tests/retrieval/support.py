@@ -7,9 +7,9 @@ from typing import Any
 
 from core.errors import ModelUnavailable
 from core.events import Assessed, Progress, Retrieving
-from core.iterative import IterativeRetriever, LoopLimits
 from core.models import Hit
-from core.rerank import LocalReranker
+from core.retrieval.iterative import IterativeRetriever, LoopLimits
+from core.retrieval.rerank import LocalReranker
 from tests.fakes import FakeEngine, FakeKnowledgeBase
 
 QUESTION = "请分别说明行政复议的一般申请期限,以及某乡 2026 年行政审批服务中心的预算金额"

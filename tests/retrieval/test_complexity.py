@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.complexity import FEATURE_NAMES, ComplexityFeatures, extract_features, rule_score
+from core.retrieval.complexity import FEATURE_NAMES, ComplexityFeatures, extract_features, rule_score
 
 
 def test_chinese_comparison_markers_and_place_entities_are_found() -> None:

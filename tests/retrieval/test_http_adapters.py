@@ -6,10 +6,10 @@ import socket
 
 import pytest
 
-from adapters.classifier_client import HttpComplexityClassifier
-from adapters.http_reranker import HttpReranker
+from adapters.models.classifier_client import HttpComplexityClassifier
+from adapters.models.http_reranker import HttpReranker
 from core.errors import ModelOutputInvalid, ModelUnavailable
-from core.iterative import IterativeRetriever
+from core.retrieval.iterative import IterativeRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase
 from tests.retrieval.servers import scripted_server
 from tests.retrieval.support import Recorder, hit

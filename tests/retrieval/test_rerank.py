@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.models import Hit
-from core.rerank import LocalReranker, cosine, lexical_scores
+from core.retrieval.rerank import LocalReranker, cosine, lexical_scores
 from tests.retrieval.support import hit
 
 
@@ -77,7 +77,7 @@ async def test_a_paragraph_named_by_top_evidence_gets_the_bridge_bonus() -> None
 
 def test_link_names_drop_qualifiers_and_extensions() -> None:
     """ "Alien (film)" links as "alien" and "行政诉讼法.md" as "行政诉讼法"."""
-    from core.rerank import link_name
+    from core.retrieval.rerank import link_name
 
     assert link_name("Alien (film)") == "alien" and link_name("行政诉讼法.md") == "行政诉讼法"
     assert link_name("Alien (film).md") == "alien"  # both, as the extractive engine's titles do

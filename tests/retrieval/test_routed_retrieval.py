@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.models import Assessment, StopReason
-from core.retrieval import single_search_trace
+from core.retrieval.single_search import single_search_trace
 from tests.retrieval.support import (
     QUESTION,
     ROUND_KEYS,
@@ -140,7 +140,7 @@ async def test_feature_extraction_and_rerank_tokenisation_do_not_block_the_event
     import asyncio
     import time
 
-    from core.rerank import LocalReranker
+    from core.retrieval.rerank import LocalReranker
 
     texts = [
         "行政复议机关应当自受理申请之日起六十日内作出行政复议决定 budget " * 80 + str(i) for i in range(40)

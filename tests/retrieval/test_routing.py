@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from core.complexity import ComplexityFeatures, rule_score
 from core.errors import ModelOutputInvalid, ModelUnavailable
-from core.routing import (
+from core.retrieval.complexity import ComplexityFeatures, rule_score
+from core.retrieval.routing import (
     RoutingThresholds,
     decide_by_classifier,
     decide_by_rule,

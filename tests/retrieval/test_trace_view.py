@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.trace_view import render_trace_text
+from core.answering.trace_view import render_trace_text
 
 TRACE = {
     "mode": "multi",

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.conversation.locks import LocalConversationLock
 from core.events import (
     AnswerDelta,
     Assessed,
@@ -20,7 +21,6 @@ from core.events import (
     Queued,
     Retrieving,
 )
-from core.locks import LocalConversationLock
 from core.models import CompactionReport, Question, Record, RecordStatus, StopReason, stop_reason_label
 from core.text import detect_language
 from tests.fakes import InMemoryConversationStore

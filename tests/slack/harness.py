@@ -14,14 +14,15 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
+from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.web import EVENTS_PATH, build_web_app
-from bot.settings import ChannelConfig, Settings
+from bot.settings import Settings
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
 
 SECRET = "test-signing-secret"
-FAST = SlackOptions(min_edit_interval=0.05, shutdown_grace=0.5, rate_limit_retries=3)
+FAST = SlackOptions(min_edit_interval=0.05, shutdown_grace=0.5)
 
 
 def default_settings() -> Settings:

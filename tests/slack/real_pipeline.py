@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from core.compaction import CompactingContextLoader, compact_conversation
-from core.iterative import IterativeRetriever
-from core.locks import LocalConversationLock
+from core.conversation.compaction import CompactingContextLoader, compact_conversation
+from core.conversation.locks import LocalConversationLock
 from core.pipeline import Pipeline
+from core.retrieval.iterative import IterativeRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
 
 

@@ -9,6 +9,8 @@ from adapters.slack.blocks import MESSAGE_BLOCK_CHARS_MAX, pack_messages, sectio
 from adapters.slack.progress import ProgressView, placeholder_message
 from adapters.slack.render import answer_messages, split_notice
 from adapters.slack.trace_view import trace_blocks, trace_modal
+from core.answering.progress_text import progress_text
+from core.answering.trace_summary import trace_summary
 from core.events import (
     AnswerDelta,
     Assessed,
@@ -20,8 +22,6 @@ from core.events import (
     Retrieving,
 )
 from core.models import Record, RecordStatus
-from core.progress_text import progress_text
-from core.trace_summary import trace_summary
 from tests.slack.block_kit_limits import check_message, check_view
 
 

@@ -1,0 +1,1 @@
+"""Embedders (core.ports.Embedder): the bundled offline multilingual model and OpenAI-compatible endpoints."""

@@ -1,0 +1,230 @@
+"""Chroma plumbing shared by the knowledge base: the client, opened datasets, worker threads, locks.
+
+Every Chroma, jieba and bm25s call goes through ``ChromaStore._run`` (asyncio.to_thread), which maps
+vendor failures to core.errors.KnowledgeBaseError. Embedded Chroma holds the GIL for a whole upsert,
+so writes are split into ``write_batch`` records per call (see adapters.knowledge.chroma_dataset.WRITE_BATCH),
+and CPU-bound Python work that should run beside the writes (jieba; ingestion's reading and chunking,
+core.knowledge.ingest_plan.WorkerDocumentIndex) goes to worker processes (adapters.knowledge.chroma_workers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from adapters.knowledge import chroma_dataset as cd
+from adapters.knowledge import chroma_keywords as ck
+from adapters.knowledge.chroma_catalog import collection_name
+from adapters.knowledge.chroma_workers import WORKER_PROCESSES, WorkerPool
+from adapters.knowledge.keyword_index import chunk_keywords, tokenise_texts
+from core.errors import InvalidInput, KbError, KnowledgeBaseError
+from core.knowledge.ingest_plan import ChunkKeywords
+from core.ports import Embedder
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+PROCESS_TOKENISE_MIN = 256  # below this, starting/feeding the worker process costs more than it saves
+REPAIR_WINDOW = 8192  # chunks read back from Chroma and tokenised per step when a keyword index is rebuilt
+EmbedderFor = Callable[[str], Embedder]
+DEFAULT_FUSION = "relative_score"
+
+
+def _chroma_failed(exc: Exception) -> KnowledgeBaseError:
+    return KnowledgeBaseError(
+        "知识库存储出错,请稍后再试。", "The knowledge-base store failed.", detail=repr(exc)
+    )
+
+
+class ChromaStore:
+    """Opened datasets over one Chroma client, with the worker-thread and locking plumbing."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        embedders: EmbedderFor,
+        keyword_home: Path | None,
+        fusion: str = DEFAULT_FUSION,
+        catalog_ttl: float | None = None,
+        write_batch: int = cd.WRITE_BATCH,
+        use_worker_process: bool = True,
+    ) -> None:
+        """client: a chromadb PersistentClient or HttpClient; embedders: model name -> Embedder.
+
+        keyword_home holds one keyword-index folder per dataset (None: in memory only). catalog_ttl:
+        re-read catalogs older than this many seconds before a search (server mode, where other
+        processes write); None trusts the in-process cache, refreshed on every write. write_batch:
+        records per upsert call (embedded Chroma holds the GIL for a whole call, see chroma_dataset).
+        use_worker_process: run run_in_worker calls, and tokenising of batches of PROCESS_TOKENISE_MIN+
+        chunks, in worker processes (False: in threads).
+        """
+        self._client = client
+        self._embedders = embedders
+        self._keyword_home = keyword_home
+        self._fusion = fusion
+        self._catalog_ttl = catalog_ttl
+        self._write_batch = max(1, write_batch)
+        self._datasets: dict[str, cd.DatasetHandle] = {}
+        self._open_lock = asyncio.Lock()
+        self._keyword_locks: dict[str, asyncio.Lock] = {}
+        self._workers = WorkerPool(enabled=use_worker_process)
+
+    # ---------- plumbing ----------
+
+    async def _run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a blocking call in a worker thread, mapping vendor failures to KnowledgeBaseError."""
+        try:
+            return await asyncio.to_thread(function, *args, **kwargs)
+        except KbError:
+            raise
+        except Exception as exc:
+            raise _chroma_failed(exc) from exc
+
+    def _keyword_dir(self, dataset: str) -> Path | None:
+        return None if self._keyword_home is None else self._keyword_home / collection_name(dataset)
+
+    async def _open(self, dataset: str) -> cd.DatasetHandle | None:
+        handle = self._datasets.get(dataset)
+        if handle is not None:
+            return handle
+        async with self._open_lock:
+            handle = self._datasets.get(dataset)
+            if handle is None:
+                handle = await self._run(cd.open_dataset, self._client, dataset, self._keyword_dir(dataset))
+                if handle is not None:
+                    self._datasets[dataset] = handle
+        return handle
+
+    async def _create(self, dataset: str, model: str, dimension: int) -> cd.DatasetHandle:
+        async with self._open_lock:
+            handle = await self._run(
+                cd.create_dataset,
+                self._client,
+                dataset,
+                model=model,
+                dimension=dimension,
+                keyword_dir=self._keyword_dir(dataset),
+            )
+            self._datasets[dataset] = handle
+        self._check_model(handle, model)
+        return handle
+
+    @staticmethod
+    def _check_model(handle: cd.DatasetHandle, model: str) -> None:
+        if handle.model != model:
+            raise InvalidInput(
+                f"知识库「{handle.name}」使用向量模型 {handle.model} 建立,不能用 {model} 写入。",
+                f"Dataset '{handle.name}' was built with the embedding model {handle.model}; "
+                f"it cannot be written with {model}.",
+            )
+
+    async def _fresh(self, handle: cd.DatasetHandle) -> cd.DatasetHandle:
+        ttl = self._catalog_ttl
+        if ttl is not None and time.monotonic() - handle.catalog.loaded_at > ttl:
+            await self._run(handle.catalog.refresh)
+        return handle
+
+    def _keyword_lock(self, handle: cd.DatasetHandle) -> asyncio.Lock:
+        """Serialises a dataset's keyword searches with catalog flips, so BM25 and catalog agree."""
+        return self._keyword_locks.setdefault(handle.name, asyncio.Lock())
+
+    # ---------- datasets ----------
+
+    async def list_datasets(self) -> list[str]:
+        """Names of the datasets in the store."""
+        return await self._run(cd.list_dataset_names, self._client)
+
+    async def dataset_model(self, dataset: str) -> str | None:
+        """The embedding model a dataset was built with; None when it does not exist."""
+        handle = await self._open(dataset)
+        return None if handle is None else handle.model
+
+    @property
+    def chunk_keywords(self) -> ChunkKeywords:
+        """Keyword terms of a document's chunks (WorkerDocumentIndex): what replace_documents indexes."""
+        return chunk_keywords
+
+    async def run_in_worker(self, function: Callable[..., T], /, *args: Any) -> T:
+        """function(*args) in a worker process (WorkerDocumentIndex; see adapters.knowledge.chroma_workers)."""
+        return await self._workers.run(function, *args)
+
+    async def _tokenise(self, texts: list[str]) -> list[str]:
+        """Keyword tokens of texts: in a worker process for large batches, else in a thread."""
+        try:
+            if len(texts) >= PROCESS_TOKENISE_MIN:
+                return await self.run_in_worker(tokenise_texts, texts)
+            return await asyncio.to_thread(tokenise_texts, texts)
+        except KbError:
+            raise
+        except Exception as exc:
+            raise _chroma_failed(exc) from exc
+
+    async def _index_missing_keywords(self, handle: cd.DatasetHandle) -> None:
+        """Tokenise the live chunks a dataset's keyword index lacks, reading their texts back from Chroma.
+
+        Nothing to do when the saved index matches the catalog. On a new machine (server mode), after a
+        tokenizer change or a lost folder, the texts are tokenised in the worker processes, split
+        between them, so the repair takes a fraction of the time and leaves the event loop's thread
+        alone (jieba in a thread holds the GIL). Call under the dataset's keyword lock.
+        """
+        if handle.keywords_synced and handle.keywords.signature == handle.catalog.signature():
+            return  # in step (every search after the first): no thread hop
+        missing = await self._run(ck.keyword_ids_missing, handle)
+        if missing:
+            log.info(
+                "keyword index %s: tokenising %d chunks read back from Chroma", handle.name, len(missing)
+            )
+        for start in range(0, len(missing), REPAIR_WINDOW):
+            texts = await self._run(
+                ck.fetch_index_texts_in_batches, handle, missing[start : start + REPAIR_WINDOW]
+            )
+            ids = list(texts)
+            size = -(-len(ids) // WORKER_PROCESSES)
+            parts = [ids[i : i + size] for i in range(0, len(ids), size)]
+            tokens = await asyncio.gather(*(self._tokenise([texts[i] for i in part]) for part in parts))
+            tokenised = [
+                pair
+                for part, terms in zip(parts, tokens, strict=True)
+                for pair in zip(part, terms, strict=True)
+            ]
+            await self._run(handle.keywords.add_tokenised, tokenised)
+
+    async def _ready_and_save(self, handle: cd.DatasetHandle) -> None:
+        """Under the dataset's keyword lock: the keyword index loaded, repaired, built and saved."""
+        async with self._keyword_lock(handle):
+            await self._index_missing_keywords(handle)
+            await self._run(ck.ensure_keywords, handle, searchable=True)
+            await self._run(handle.keywords.save)
+
+    async def warm_up(self) -> list[str]:
+        """Open every dataset and make its keyword index searchable (loaded, repaired, built, saved).
+
+        `kb serve` runs it in the background at start, so the first question does not pay for a
+        repair; a search arriving meanwhile waits on the same per-dataset lock. Returns the names.
+        """
+        names = await self.list_datasets()
+        for name in names:
+            handle = await self._open(name)
+            if handle is None:
+                continue
+            await self._ready_and_save(await self._fresh(handle))
+        return names
+
+    # ---------- lifecycle ----------
+
+    async def flush(self) -> None:
+        """Rebuild changed keyword indexes and save them (call after an ingest batch; close() does)."""
+        for handle in list(self._datasets.values()):
+            if handle.keywords.dirty or handle.keywords_synced:
+                await self._ready_and_save(handle)
+
+    async def close(self) -> None:
+        """Flush keyword indexes and stop the worker processes. The Chroma client needs no closing."""
+        try:
+            await self.flush()
+        finally:
+            await self._workers.close()

@@ -1,1 +1,0 @@
-"""SQL plumbing behind the conversation store: dialects, database connections, errors and migrations."""

@@ -1,0 +1,90 @@
+"""ConversationStore on SQLite (the default) or PostgreSQL, chosen by database URL.
+
+Both backends share one implementation (adapters.store.conversation_store.SqlConversationStore); this
+module opens them: SQLite as one file in WAL mode, PostgreSQL through an asyncpg pool, each migrated to
+the current schema at open (adapters.store.schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import aiosqlite
+
+from adapters.store.conversation_store import SqlConversationStore
+from adapters.store.database import DEFAULT_BUSY_TIMEOUT, Database, PostgresDatabase, SqliteDatabase
+from adapters.store.schema import MIGRATIONS, Migration, migrate
+from core.errors import InvalidInput
+
+__all__ = ["PostgresConversationStore", "SqlConversationStore", "SqliteConversationStore", "open_store"]
+
+StoreT = TypeVar("StoreT", bound=SqlConversationStore)
+
+
+class SqliteConversationStore(SqlConversationStore):
+    """The store in one SQLite file (WAL mode, busy timeout), migrated at open."""
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | Path,
+        *,
+        migrations: Sequence[Migration] = MIGRATIONS,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        on_connect: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
+    ) -> SqliteConversationStore:
+        """Open or create the file (and its folder); on_connect may add pragmas or tracing hooks."""
+        database = await SqliteDatabase.connect(path, busy_timeout=busy_timeout, on_connect=on_connect)
+        return await _migrated(cls, database, migrations)
+
+
+class PostgresConversationStore(SqlConversationStore):
+    """The store in a PostgreSQL database through an asyncpg pool, migrated at open."""
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        migrations: Sequence[Migration] = MIGRATIONS,
+        min_size: int = 1,
+        max_size: int = 10,
+        server_settings: Mapping[str, str] | None = None,
+    ) -> PostgresConversationStore:
+        """Connect to postgresql://...; server_settings (or URL query parameters) e.g. set search_path."""
+        database = await PostgresDatabase.connect(
+            url, min_size=min_size, max_size=max_size, server_settings=server_settings
+        )
+        return await _migrated(cls, database, migrations)
+
+
+async def open_store(url: str, *, migrations: Sequence[Migration] = MIGRATIONS) -> SqlConversationStore:
+    """The store for a database URL: sqlite:///relative/path, sqlite:////absolute/path, sqlite:///:memory:,
+    or postgresql://user@host:port/db. Raises InvalidInput for another scheme, StoreUnavailable when the
+    database cannot be opened."""
+    scheme, _, rest = url.strip().partition("://")
+    scheme = scheme.lower().split("+", 1)[0]
+    if scheme == "sqlite":
+        if not rest.startswith("/") or len(rest) < 2:
+            raise InvalidInput(
+                "SQLite 地址缺少文件路径,例如 sqlite:////home/me/.kb/conversations.sqlite3。",
+                "The SQLite URL has no file path, e.g. sqlite:////home/me/.kb/conversations.sqlite3.",
+            )
+        return await SqliteConversationStore.open(rest[1:], migrations=migrations)
+    if scheme in {"postgresql", "postgres"}:
+        return await PostgresConversationStore.open(f"postgresql://{rest}", migrations=migrations)
+    raise InvalidInput(
+        f"不支持的数据库地址(协议 {scheme or '无'}),请使用 sqlite:///路径 或 postgresql://...。",
+        f"Unsupported database URL scheme {scheme or '(none)'!r}: use sqlite:///path or postgresql://...",
+    )
+
+
+async def _migrated(cls: type[StoreT], database: Database, migrations: Sequence[Migration]) -> StoreT:
+    try:
+        await migrate(database, migrations)
+    except BaseException:
+        await database.close()
+        raise
+    return cls(database)

@@ -1,0 +1,130 @@
+"""The conversation schema as an ordered list of versioned migrations, applied at open.
+
+`schema_version` records each applied migration. Opening a database applies the missing ones, in order,
+in one transaction (serialised across processes), so an old file or schema is upgraded in place and a
+second open applies nothing. To change the schema, append a Migration with the next version number;
+never edit one that has shipped. DDL templates use $ID, $JSON, $REAL and $BIGINT for dialect types.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from adapters.store.database import Database
+from adapters.store.errors import StoreUnavailable
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: its version (1, 2, ...), a name, and DDL templates run in order."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+_CONVERSATIONS = """
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    team_id TEXT NOT NULL DEFAULT '',
+    channel_id TEXT NOT NULL DEFAULT '',
+    thread_ts TEXT NOT NULL DEFAULT '',
+    created_at $REAL NOT NULL
+)"""
+
+# answer is NULL exactly while a record is not answered, so "answer IS NOT NULL" (the partial index's
+# predicate) and "status = 'answered'" can never disagree.
+_RECORDS = """
+CREATE TABLE records (
+    id $ID,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    question TEXT NOT NULL,
+    rewritten TEXT,
+    answer TEXT,
+    status TEXT NOT NULL DEFAULT 'pending'
+        CHECK (status IN ('pending', 'answered', 'failed', 'interrupted')),
+    details $JSON NOT NULL DEFAULT '{}',
+    event_key TEXT UNIQUE,
+    reply_ref TEXT,
+    created_at $REAL NOT NULL,
+    updated_at $REAL NOT NULL,
+    CHECK ((answer IS NOT NULL) = (status = 'answered'))
+)"""
+
+_CONTEXT = """
+CREATE TABLE conversation_context (
+    conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+    summary TEXT NOT NULL DEFAULT '',
+    through_record_id $BIGINT NOT NULL DEFAULT 0,
+    compacted_rounds INTEGER NOT NULL DEFAULT 0,
+    revision INTEGER NOT NULL DEFAULT 0,
+    updated_at $REAL NOT NULL
+)"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "conversations, records, conversation context",
+        (
+            _CONVERSATIONS,
+            _RECORDS,
+            _CONTEXT,
+            # History and compaction read id ranges of answered records in one conversation.
+            "CREATE INDEX idx_records_answered ON records (conversation_id, id) WHERE answer IS NOT NULL",
+            # list_records (all statuses) and the foreign key.
+            "CREATE INDEX idx_records_conversation ON records (conversation_id, id)",
+            # pending_records at start-up (crash recovery).
+            "CREATE INDEX idx_records_status ON records (status)",
+        ),
+    ),
+)
+
+_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at $REAL NOT NULL
+)"""
+
+
+def check_migrations(migrations: Sequence[Migration]) -> None:
+    """Versions must be 1, 2, 3, ... in order (a gap or a duplicate is a programming error)."""
+    versions = [migration.version for migration in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(f"migration versions must be 1..n in order, got {versions}")
+
+
+async def migrate(database: Database, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:
+    """Apply the migrations missing from schema_version in one transaction; returns the versions applied.
+
+    Raises StoreUnavailable when the database was migrated by a newer program (unknown versions).
+    """
+    check_migrations(migrations)
+    dialect = database.dialect
+    async with database.transaction() as transaction:
+        if dialect.migration_lock:
+            await transaction.fetch(dialect.migration_lock)
+        await transaction.fetch(dialect.ddl(_VERSION_TABLE))
+        rows = await transaction.fetch("SELECT version FROM schema_version")
+        applied = {int(row["version"]) for row in rows}
+        newest = max(applied, default=0)
+        if newest > len(migrations):
+            raise StoreUnavailable(
+                f"database schema version {newest} is newer than this program's ({len(migrations)}); "
+                "upgrade the bot before using this database"
+            )
+        done: list[int] = []
+        for migration in migrations:
+            if migration.version in applied:
+                continue
+            for statement in migration.statements:
+                await transaction.fetch(dialect.ddl(statement))
+            await transaction.fetch(
+                "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
+            )
+            done.append(migration.version)
+    return done

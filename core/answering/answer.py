@@ -1,0 +1,91 @@
+"""The grounded answer: prompt messages with a delimited evidence block, citations, sources and notices."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, UNCERTAINTY_NOTICE
+from core.budget import clip
+from core.models import AnswerRequest, Hit, Message
+
+SYSTEM_BUDGET = 4000
+USER_BUDGET = 28000
+_CITATION = re.compile(r"\[(\d{1,3})\]")
+
+
+def evidence_block(evidence: Sequence[Hit]) -> str:
+    """Evidence as numbered, delimited paragraphs: the only source of facts for the answer."""
+    parts = ["<evidence>"]
+    for index, hit in enumerate(evidence, start=1):
+        heading = f" | {hit.heading}" if hit.heading else ""
+        parts.append(
+            f'<paragraph n="{index}" document="{hit.document_name}{heading}">\n{hit.content}\n</paragraph>'
+        )
+    parts.append("</evidence>")
+    return "\n".join(parts)
+
+
+def answer_messages(request: AnswerRequest, *, stop_label: str) -> list[Message]:
+    """System rules (evidence boundaries), history for understanding, then evidence and the question."""
+    template = ANSWER_SYSTEM_ZH if request.lang == "zh" else ANSWER_SYSTEM_EN
+    system = template.format(sufficient=str(request.sufficient).lower(), stop_label=stop_label)
+    if request.lang == "zh":
+        user = f"{evidence_block(request.evidence)}\n\n用户问题:{request.question}"
+        if request.missing:
+            user += f"\n证据核验指出的资料缺口(仅供参考):{request.missing}"
+        if not request.evidence:
+            user += "\n(本次没有检索到任何资料。)"
+    else:
+        user = f"{evidence_block(request.evidence)}\n\nQuestion: {request.question}"
+        if request.missing:
+            user += f"\nGaps reported by the evidence check (for reference): {request.missing}"
+        if not request.evidence:
+            user += "\n(No sources were retrieved this time.)"
+    return [
+        Message("system", clip(system, SYSTEM_BUDGET)),
+        *request.history,
+        Message("user", clip(user, USER_BUDGET)),
+    ]
+
+
+def cited_numbers(answer: str, evidence_count: int) -> list[int]:
+    """Evidence numbers the answer cites, in first-mention order, ignoring out-of-range ones."""
+    seen: dict[int, None] = {}
+    for match in _CITATION.finditer(answer):
+        number = int(match.group(1))
+        if 1 <= number <= evidence_count:
+            seen.setdefault(number, None)
+    return list(seen)
+
+
+def citations(answer: str, evidence: Sequence[Hit]) -> list[dict[str, Any]]:
+    """Structured citations: the cited paragraphs, or every evidence document when none is cited."""
+    numbers = cited_numbers(answer, len(evidence))
+    if not numbers:
+        first_per_document: dict[str, int] = {}
+        for index, hit in enumerate(evidence, start=1):
+            first_per_document.setdefault(hit.document_id, index)
+        numbers = sorted(first_per_document.values())
+    return [
+        {"n": n, **evidence[n - 1].citation().to_dict(), "paragraph_id": evidence[n - 1].id}
+        for n in sorted(numbers)
+    ]
+
+
+def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
+    """Numbered references under an answer."""
+    if not items:
+        return ""
+    lines = ["来源:" if lang == "zh" else "Sources:"]
+    for item in items:
+        heading = f" — {item['heading']}" if item.get("heading") else ""
+        link = f" ({item['source']})" if item.get("source", "").startswith(("http://", "https://")) else ""
+        lines.append(f"[{item['n']}] {item['document']}{heading}{link}")
+    return "\n".join(lines)
+
+
+def uncertainty_notice(lang: str) -> str:
+    """The notice appended when the evidence was not sufficient (seed 001)."""
+    return UNCERTAINTY_NOTICE["zh" if lang == "zh" else "en"]

@@ -1,0 +1,156 @@
+"""The model roles (rewrite, assess, summarise, vote, answer) over OpenAI-compatible chat models."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from core.answering.answer import answer_messages
+from core.answering.prompts import (
+    ASSESS_SCHEMA,
+    ASSESS_SYSTEM,
+    REWRITE_SYSTEM,
+    SUMMARY_SYSTEM_PROMPT_EN,
+    SUMMARY_SYSTEM_PROMPT_ZH,
+    VOTE_SYSTEM,
+)
+from core.budget import clip
+from core.errors import ModelOutputInvalid
+from core.models import (
+    AnswerRequest,
+    Assessment,
+    Completion,
+    Hit,
+    Message,
+    StopReason,
+    Turn,
+    Usage,
+    stop_reason_label,
+)
+from core.ports import ChatModel
+from core.text import detect_language
+
+REWRITE_MAX_TOKENS = 512
+ASSESS_MAX_TOKENS = 900
+VOTE_MAX_TOKENS = 4
+HISTORY_ANSWER_CHARS = 200
+
+
+def format_history(history: Sequence[Turn]) -> str:
+    """History as "用户:/助手:" lines; answers cut to 200 characters (seed 004) to keep the call light."""
+    lines = []
+    for turn in history:
+        answer = (
+            turn.answer
+            if len(turn.answer) <= HISTORY_ANSWER_CHARS
+            else turn.answer[:HISTORY_ANSWER_CHARS] + "…"
+        )
+        lines.append(f"用户: {turn.question}\n助手: {answer}")
+    return "\n".join(lines)
+
+
+def parse_assessment(text: str) -> Assessment:
+    """Validate the assessor's strict JSON {sufficient, missing, queries}; anything else is invalid."""
+    try:
+        data: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelOutputInvalid(f"assessment is not JSON: {text[:200]!r}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("sufficient"), bool):
+        raise ModelOutputInvalid(f"assessment has no boolean 'sufficient': {text[:200]!r}")
+    missing = data.get("missing", "")
+    queries = data.get("queries", [])
+    if not isinstance(missing, str) or not isinstance(queries, list):
+        raise ModelOutputInvalid(f"assessment fields have the wrong types: {text[:200]!r}")
+    cleaned = tuple(q.strip() for q in queries if isinstance(q, str) and q.strip())
+    return Assessment(sufficient=data["sufficient"], missing=missing.strip(), queries=cleaned)
+
+
+def parse_vote(text: str) -> bool:
+    """yes/no (or 是/否) from the complexity vote."""
+    answer = text.strip().strip(".。!！").lower()
+    if answer in {"yes", "y", "是", "需要", "true"}:
+        return True
+    if answer in {"no", "n", "否", "不需要", "false"}:
+        return False
+    raise ModelOutputInvalid(f"vote is neither yes nor no: {text[:50]!r}")
+
+
+def _evidence_for_assessment(evidence: Sequence[Hit]) -> list[dict[str, str]]:
+    return [
+        {
+            "n": str(i),
+            "document": hit.document_name,
+            "heading": hit.heading,
+            "content": clip(hit.content, 600),
+        }
+        for i, hit in enumerate(evidence, start=1)
+    ]
+
+
+class LlmEngine:
+    """Engine over a chat model (answers) and an auxiliary model (rewrite, assess, summary, vote)."""
+
+    def __init__(self, *, chat: ChatModel, aux: ChatModel, answer_max_tokens: int = 1500) -> None:
+        self._chat = chat
+        self._aux = aux
+        self._answer_max_tokens = answer_max_tokens
+
+    @property
+    def name(self) -> str:
+        return f"model:{self._chat.name}"
+
+    async def rewrite(self, history: Sequence[Turn], question: str) -> tuple[str, Usage]:
+        prompt = f"历史 / history:\n{format_history(history)}\n\n最后的问题 / last question: {question}"
+        completion = await self._aux.complete(
+            [Message("system", REWRITE_SYSTEM), Message("user", prompt)], max_tokens=REWRITE_MAX_TOKENS
+        )
+        rewritten = completion.text.strip().strip('"“”「」').strip()
+        if not rewritten:
+            raise ModelOutputInvalid("empty rewrite")
+        return rewritten, completion.usage
+
+    async def assess(
+        self, question: str, evidence: Sequence[Hit], searched: Sequence[str]
+    ) -> tuple[Assessment, Usage]:
+        payload = {
+            "question": question,
+            "evidence": _evidence_for_assessment(evidence),
+            "already_searched": list(searched),
+        }
+        completion = await self._aux.complete(
+            [Message("system", ASSESS_SYSTEM), Message("user", json.dumps(payload, ensure_ascii=False))],
+            max_tokens=ASSESS_MAX_TOKENS,
+            json_schema={"name": "evidence_assessment", "schema": ASSESS_SCHEMA},
+        )
+        return parse_assessment(completion.text), completion.usage
+
+    async def summarise(self, previous: str, turns: Sequence[Turn], *, max_tokens: int) -> tuple[str, Usage]:
+        lang = detect_language(" ".join(t.question for t in turns))
+        system = SUMMARY_SYSTEM_PROMPT_ZH if lang == "zh" else SUMMARY_SYSTEM_PROMPT_EN
+        records = [{"question": t.question, "answer": t.answer} for t in turns]
+        user = f"已有摘要 / previous summary:\n{previous}\n\n待合并的问答 / turns to merge:\n" + json.dumps(
+            records, ensure_ascii=False
+        )
+        completion = await self._aux.complete(
+            [Message("system", system), Message("user", user)], max_tokens=max_tokens
+        )
+        text = completion.text.strip()
+        if not text:
+            raise ModelOutputInvalid("empty summary")
+        return text, completion.usage
+
+    async def vote_multihop(self, question: str) -> tuple[bool, Usage]:
+        completion = await self._aux.complete(
+            [Message("system", VOTE_SYSTEM), Message("user", question)], max_tokens=VOTE_MAX_TOKENS
+        )
+        return parse_vote(completion.text), completion.usage
+
+    async def answer(self, request: AnswerRequest) -> AsyncIterator[str | Completion]:
+        try:
+            label = stop_reason_label(StopReason(request.stop_reason), request.lang)
+        except ValueError:
+            label = request.stop_reason or "-"
+        messages = answer_messages(request, stop_label=label)
+        async for item in self._chat.stream(messages, max_tokens=self._answer_max_tokens):
+            yield item

@@ -1,0 +1,240 @@
+"""Ingestion planning: stable document ids, fingerprints, added/changed/unchanged, what to prune.
+
+Also the types ingestion exchanges (what a reader returns, per-file events, the run's summary) and the
+per-file preparation (read, classify, chunk), a top-level function so a worker process can run it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, Literal, Protocol, TypeVar
+
+from core.knowledge.chunking import chunk_markdown
+from core.models import Chunk, DocumentInfo
+from core.ports import DocumentIndex
+
+Outcome = Literal["added", "changed", "unchanged", "skipped"]
+T = TypeVar("T")
+# A group of files is one hand-off to a worker (384 KiB of Chinese text: ~400 chunks, ~0.3 s of its
+# work): few enough hand-offs (each needs the writing process, busy in Chroma writes that hold its GIL),
+# small enough that the first write starts soon and the last ones do not wait long for a straggler.
+GROUP_BYTES = 384 * 1024
+GROUP_FILES = 64
+
+# Keyword-index terms of a document's chunks, given the document title (or name) and the chunks.
+ChunkKeywords = Callable[[str, Sequence[Chunk]], list[str]]
+
+
+class BatchDocumentIndex(DocumentIndex, Protocol):
+    """A DocumentIndex that can replace several documents in one call (far cheaper per chunk)."""
+
+    async def replace_documents(
+        self, dataset: str, items: Sequence[tuple[DocumentInfo, Sequence[Chunk]]], *, embedding_model: str
+    ) -> None:
+        """replace_document for each (document, chunks), with every new version going live together."""
+        ...
+
+
+class WorkerDocumentIndex(BatchDocumentIndex, Protocol):
+    """A BatchDocumentIndex with worker processes that ingestion borrows for its per-file CPU work.
+
+    Workers run beside the index's writes (embedded Chroma holds the GIL while it writes, so a thread
+    could not): files are read, chunked and keyword-tokenised there, ahead of the writes, and the
+    terms reach replace_documents(keywords=...) so the index need not tokenise them again.
+    """
+
+    @property
+    def chunk_keywords(self) -> ChunkKeywords:
+        """The index's keyword terms function: top-level, so it can be sent to a worker process."""
+        ...
+
+    async def run_in_worker(self, function: Callable[..., T], /, *args: Any) -> T:
+        """function(*args) in a worker process (both picklable); in a thread if the process fails."""
+        ...
+
+    async def replace_documents(
+        self,
+        dataset: str,
+        items: Sequence[tuple[DocumentInfo, Sequence[Chunk]]],
+        *,
+        embedding_model: str,
+        keywords: Sequence[Sequence[str]] | None = None,
+    ) -> None:
+        """As BatchDocumentIndex; keywords[i][j] (from chunk_keywords) are item i's chunk j's terms."""
+        ...
+
+
+class SourceDocument(Protocol):
+    """What a reader returns for one file (adapters.knowledge.document_readers.ReadDocument fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def markdown(self) -> str: ...
+
+    @property
+    def content_hash(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TitledDocument(DocumentInfo):
+    """A DocumentInfo carrying the document title used in embedding texts (until DocumentInfo has one)."""
+
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IngestEvent:
+    """One file handled: how far the run is and what happened to the file."""
+
+    done: int
+    total: int
+    path: str
+    outcome: Outcome
+    chunks: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IngestSummary:
+    """What one ingest run did (documents and chunks) and how long it took."""
+
+    files: int
+    added: int
+    unchanged: int
+    removed: int
+    skipped: int
+    chunks_added: int
+    chunks_removed: int
+    seconds: float
+    changed: int = 0
+    chunks_unchanged: int = 0
+    missing: int = 0
+    skipped_files: tuple[tuple[str, str], ...] = ()
+
+    def line(self) -> str:
+        """The one-line summary the CLI prints."""
+        return (
+            f"files {self.files} · chunks added {self.chunks_added} / unchanged {self.chunks_unchanged} "
+            f"/ removed {self.chunks_removed} · {self.seconds:.1f} s"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FileJob:
+    """One file to prepare: where it is, its size, and the document already stored for it (if any)."""
+
+    path: Path
+    source: str
+    size: int
+    current: DocumentInfo | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSummary:
+    """What the writer needs of a read file (the Markdown stays in the worker)."""
+
+    name: str
+    title: str
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedFile:
+    """A file read, classified and (when it changed) chunked, with its keyword terms when asked for."""
+
+    path: Path
+    source: str
+    read: ReadSummary | None
+    reason: str
+    outcome: Outcome
+    chunks: tuple[Chunk, ...] = ()
+    keywords: tuple[str, ...] | None = None
+
+
+def groups(jobs: Sequence[FileJob]) -> Iterator[list[FileJob]]:
+    """Consecutive jobs in groups of about GROUP_BYTES (at most GROUP_FILES files)."""
+    group: list[FileJob] = []
+    size = 0
+    for job in jobs:
+        group.append(job)
+        size += job.size
+        if size >= GROUP_BYTES or len(group) >= GROUP_FILES:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def prepare_files(
+    jobs: Sequence[FileJob],
+    *,
+    read: Callable[[Path], SourceDocument],
+    max_tokens: int,
+    unreadable: tuple[type[BaseException], ...],
+    chunk_keywords: ChunkKeywords | None = None,
+) -> list[PreparedFile]:
+    """Read, classify and chunk files (blocking; runs in a worker thread or process)."""
+    prepared: list[PreparedFile] = []
+    for job in jobs:
+        try:
+            document = read(job.path)
+        except unreadable as exc:
+            reason = str(getattr(exc, "reason", exc))
+            prepared.append(PreparedFile(job.path, job.source, None, reason, "skipped"))
+            continue
+        summary = ReadSummary(document.name, document.title, document.content_hash)
+        outcome = classify(job.current, fingerprint(document.content_hash, max_tokens))
+        if outcome == "unchanged":
+            prepared.append(PreparedFile(job.path, job.source, summary, "", outcome))
+            continue
+        chunks = tuple(chunk_markdown(document.markdown, max_tokens=max_tokens))
+        keywords = None
+        if chunk_keywords is not None:
+            keywords = tuple(chunk_keywords(document.title or document.name, chunks))
+        prepared.append(PreparedFile(job.path, job.source, summary, "", outcome, chunks, keywords))
+    return prepared
+
+
+def likely_changed(current: DocumentInfo | None, max_tokens: int) -> bool:
+    """Whether a file will surely need chunking: it is new, or it was chunked with another size.
+
+    (Otherwise it is most likely unchanged: reading and hashing it is all the work.)
+    """
+    return current is None or not current.content_hash.endswith(fingerprint("", max_tokens))
+
+
+def document_id(dataset: str, source: str) -> str:
+    """Stable id of the document at source (a resolved path) in dataset."""
+    return hashlib.sha256(f"{dataset}\n{source}".encode()).hexdigest()[:24]
+
+
+def fingerprint(content_hash: str, max_tokens: int) -> str:
+    """What decides 'unchanged': the content and the chunk size it was cut with."""
+    return f"{content_hash}/t{max_tokens}"
+
+
+def classify(existing: DocumentInfo | None, new_fingerprint: str) -> Outcome:
+    """added (unknown document), unchanged (same fingerprint) or changed."""
+    if existing is None:
+        return "added"
+    return "unchanged" if existing.content_hash == new_fingerprint else "changed"
+
+
+def gone_documents(
+    documents: Sequence[DocumentInfo], roots: Sequence[str], seen_sources: set[str]
+) -> list[DocumentInfo]:
+    """Documents whose source lies under one of roots but was not found in this run (to prune)."""
+    paths = [PurePath(root) for root in roots]
+    return [
+        doc
+        for doc in documents
+        if doc.source not in seen_sources and any(PurePath(doc.source).is_relative_to(p) for p in paths)
+    ]

@@ -1,0 +1,6 @@
+"""Retrieval: from a standalone question to the evidence an answer may use.
+
+Multi-hop features and the tiered router (seed 001), the single search with its search policy, the
+bounded retrieve -> assess -> gap-query loop with its stop reasons (seed 000), the evidence it
+accumulates, and the one final rerank. Imports core's shared vocabulary and core.knowledge.
+"""

@@ -1,0 +1,293 @@
+"""The routed retriever: one search for single-hop questions, the gap-driven loop (seed 000 §6) for multi-hop.
+
+Multi-hop rounds: run the round's queries (normalised duplicates never run twice), keep the first
+search whole and at most ``candidates_per_round`` new paragraphs of each follow-up round (best first,
+deduplicated by id; see core.retrieval.evidence.LoopLimits) within the evidence budget
+(tokens and paragraphs), ask the engine to assess the evidence, take at most ``queries_per_round``
+follow-up queries. After each assessment the checks run in the seed's order: sufficient, evidence
+budget, no new evidence (from round 2), no follow-up query; a round with nothing left to search stops
+with duplicate_query; running out of rounds is max_rounds. A failed or malformed assessment stops with
+assessment_error and is never read as sufficient; empty evidence is never sufficient. Every search emits
+Retrieving(round, query) and every round Assessed(round, sufficient, missing) (a failed check as not
+sufficient). A single-hop search whose best score is under ``weak_hit_score`` (or empty) escalates once
+into the loop, reusing that search as round 1, unless retrieval_mode forced "single".
+
+Whatever the route, all accumulated candidates get ONE final rerank against the full question, then are
+fitted into the evidence budget. Only queries and evidence judgements are traced, never model reasoning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from core.budget import clip
+from core.errors import KbError
+from core.events import Assessed, Retrieving
+from core.models import (
+    Assessment,
+    Hit,
+    RetrievalMode,
+    RetrievalOutcome,
+    SearchMode,
+    StopReason,
+    stop_reason_label,
+)
+from core.ports import ComplexityClassifier, Emit, Engine, KnowledgeBase, Reranker
+from core.retrieval.complexity import extract_features
+from core.retrieval.evidence import (
+    MISSING_TOKENS,
+    QUESTION_TOKENS,
+    LoopLimits,
+    LoopState,
+    fit_budget,
+    pick_queries,
+)
+from core.retrieval.rerank import LocalReranker
+from core.retrieval.routing import ComplexityDecision, RoutingThresholds, route
+from core.retrieval.single_search import SearchPolicy, single_search_trace
+from core.text import detect_language, normalize_query
+
+__all__ = ["IterativeRetriever", "LoopLimits"]
+
+
+class IterativeRetriever:
+    """Retriever that routes each question and runs one search or the bounded multi-hop loop."""
+
+    def __init__(
+        self,
+        *,
+        kb: KnowledgeBase,
+        engine: Engine,
+        reranker: Reranker | None = None,
+        classifier: ComplexityClassifier | None = None,
+        policy: SearchPolicy | None = None,
+        limits: LoopLimits | None = None,
+        thresholds: RoutingThresholds | None = None,
+        classifier_timeout: float = 2.0,
+        fallback_reranker: Reranker | None = None,
+    ) -> None:
+        self._kb = kb
+        self._engine = engine
+        self._reranker: Reranker = reranker or LocalReranker()
+        self._fallback_reranker: Reranker = fallback_reranker or LocalReranker()
+        self._classifier = classifier
+        self._policy = policy or SearchPolicy()
+        self._limits = limits or LoopLimits()
+        self._thresholds = thresholds or RoutingThresholds()
+        self._classifier_timeout = classifier_timeout
+
+    async def retrieve(
+        self,
+        question: str,
+        *,
+        datasets: Sequence[str],
+        search_mode: SearchMode,
+        retrieval_mode: RetrievalMode,
+        emit: Emit,
+    ) -> RetrievalOutcome:
+        started = time.monotonic()
+        question = clip(question, QUESTION_TOKENS)
+        state = LoopState(question=question, lang=detect_language(question))
+        features = await asyncio.to_thread(extract_features, question)
+        has_datasets = bool(datasets)
+        routed = await route(
+            question,
+            features,
+            mode=retrieval_mode,
+            engine=self._engine if has_datasets else None,
+            classifier=self._classifier if has_datasets else None,
+            thresholds=self._thresholds,
+            classifier_timeout=self._classifier_timeout,
+        )
+        state.usage, state.model_calls = routed.usage, routed.model_calls
+        decision = routed.decision
+        if not has_datasets:
+            state.stop, state.missing = StopReason.NO_DATASETS, state.message("no_datasets")
+            return self._finish(state, decision, mode=decision.decision, escalated=False, started=started)
+
+        if decision.decision == "single":
+            await emit(Retrieving(round=1, query=question))
+            hits = await self._kb.search(self._policy.request(question, datasets, search_mode))
+            weak = not hits or max(hit.score for hit in hits) < self._limits.weak_hit_score
+            if not weak or decision.source == "forced":
+                return await self._finish_single(state, decision, hits, started=started)
+            state.searched[normalize_query(question)] = question
+            await self._loop(state, datasets, search_mode, emit, first_round=hits)
+            return await self._finish_multi(state, decision, escalated=True, started=started)
+
+        await self._loop(state, datasets, search_mode, emit, first_round=None)
+        return await self._finish_multi(state, decision, escalated=False, started=started)
+
+    async def _search_round(
+        self,
+        state: LoopState,
+        queries: Sequence[str],
+        datasets: Sequence[str],
+        mode: SearchMode,
+        number: int,
+        emit: Emit,
+    ) -> tuple[list[str], list[Hit]]:
+        actual: list[str] = []
+        found: list[Hit] = []
+        for query in queries:
+            key = normalize_query(query)
+            if not query.strip() or not key or key in state.searched:
+                continue
+            state.searched[key] = query
+            actual.append(query)
+            await emit(Retrieving(round=number, query=query))
+            found.extend(await self._kb.search(self._policy.request(query, datasets, mode)))
+        return actual, found
+
+    async def _assess(self, state: LoopState) -> Assessment | None:
+        state.model_calls += 1
+        try:
+            assessment, usage = await self._engine.assess(
+                state.question, list(state.evidence.values()), list(state.searched.values())
+            )
+        except KbError:
+            return None
+        state.usage = state.usage + usage
+        valid = (
+            isinstance(assessment, Assessment)
+            and isinstance(assessment.sufficient, bool)
+            and isinstance(assessment.missing, str | None)
+            and isinstance(assessment.queries, tuple | list)
+        )
+        return assessment if valid else None
+
+    async def _loop(
+        self,
+        state: LoopState,
+        datasets: Sequence[str],
+        mode: SearchMode,
+        emit: Emit,
+        *,
+        first_round: Sequence[Hit] | None,
+    ) -> None:
+        limits = self._limits
+        queries = [state.question]
+        state.missing = state.message("not_assessed")
+        for number in range(1, limits.max_rounds + 1):
+            if number == 1 and first_round is not None:
+                actual, found = [state.question], list(first_round)
+            else:
+                actual, found = await self._search_round(state, queries, datasets, mode, number, emit)
+            if not actual:
+                state.stop = StopReason.DUPLICATE_QUERY
+                return
+            added, exhausted = state.admit(found, limits, first=number == 1)
+            step: dict[str, Any] = {
+                "round": number,
+                "queries": actual,
+                "new_paragraph_ids": added,
+                "total_evidence": len(state.evidence),
+            }
+            state.rounds.append(step)
+            assessment = await self._assess(state)
+            if assessment is None:
+                state.sufficient, state.missing = False, state.message("assessment_error")
+                step.update(sufficient=False, missing=state.missing, next_queries=[])
+                await emit(Assessed(round=number, sufficient=False, missing=state.missing))
+                state.stop = StopReason.ASSESSMENT_ERROR
+                return
+            state.sufficient = assessment.sufficient and bool(state.evidence)
+            if state.sufficient:
+                state.missing = ""
+            else:
+                gap = clip(assessment.missing or "", MISSING_TOKENS)
+                state.missing = gap or (state.message("no_evidence") if not state.evidence else "")
+            queries = pick_queries(list(assessment.queries), set(state.searched), limits.queries_per_round)
+            step.update(sufficient=state.sufficient, missing=state.missing, next_queries=queries)
+            await emit(Assessed(round=number, sufficient=state.sufficient, missing=state.missing))
+            if state.sufficient:
+                state.stop = StopReason.SUFFICIENT
+            elif exhausted:
+                state.stop = StopReason.EVIDENCE_BUDGET
+            elif number > 1 and not added:
+                state.stop = StopReason.NO_NEW_EVIDENCE
+            elif not queries:
+                state.stop = StopReason.NO_FOLLOWUP_QUERY
+            else:
+                continue
+            return
+        state.stop = StopReason.MAX_ROUNDS
+
+    async def _rerank(self, question: str, hits: Sequence[Hit]) -> tuple[list[Hit], dict[str, Any]]:
+        summary: dict[str, Any] = {"method": getattr(self._reranker, "name", type(self._reranker).__name__)}
+        try:
+            ranked = await self._reranker.rerank(question, hits)
+        except KbError as exc:
+            ranked = await self._fallback_reranker.rerank(question, hits)
+            fallback_name = getattr(self._fallback_reranker, "name", type(self._fallback_reranker).__name__)
+            summary = {"method": fallback_name, "fallback_from": summary["method"], "error": exc.code}
+        kept = fit_budget(ranked, self._limits)
+        summary.update(candidates=len(hits), kept=len(kept))
+        return kept, summary
+
+    async def _finish_single(
+        self, state: LoopState, decision: ComplexityDecision, hits: Sequence[Hit], *, started: float
+    ) -> RetrievalOutcome:
+        ranked, rerank = await self._rerank(state.question, hits)
+        sufficient = bool(hits)
+        trace = single_search_trace(
+            hits,
+            query=state.question,
+            reason=StopReason.SINGLE_SEARCH,
+            run_time=time.monotonic() - started,
+            sufficient=sufficient,
+        )
+        trace.update(complexity=decision.to_dict(), rerank=rerank)
+        return RetrievalOutcome(
+            hits=tuple(ranked),
+            sufficient=sufficient,
+            stop_reason=StopReason.SINGLE_SEARCH,
+            trace=trace,
+            usage=state.usage,
+            model_calls=state.model_calls,
+        )
+
+    async def _finish_multi(
+        self, state: LoopState, decision: ComplexityDecision, *, escalated: bool, started: float
+    ) -> RetrievalOutcome:
+        ranked, rerank = await self._rerank(state.question, list(state.evidence.values()))
+        return self._finish(
+            state, decision, mode="multi", escalated=escalated, started=started, hits=ranked, rerank=rerank
+        )
+
+    def _finish(
+        self,
+        state: LoopState,
+        decision: ComplexityDecision,
+        *,
+        mode: str,
+        escalated: bool,
+        started: float,
+        hits: Sequence[Hit] = (),
+        rerank: dict[str, Any] | None = None,
+    ) -> RetrievalOutcome:
+        trace: dict[str, Any] = {
+            "mode": mode,
+            "escalated": escalated,
+            "complexity": decision.to_dict(),
+            "rounds": state.rounds,
+            "stop_reason": state.stop.value,
+            "stop_label_zh": stop_reason_label(state.stop, "zh"),
+            "stop_label_en": stop_reason_label(state.stop, "en"),
+            "sufficient": state.sufficient,
+            "missing": state.missing,
+            "rerank": rerank or {"method": "none", "candidates": 0, "kept": 0},
+            "run_time": round(time.monotonic() - started, 4),
+        }
+        return RetrievalOutcome(
+            hits=tuple(hits),
+            sufficient=state.sufficient,
+            stop_reason=state.stop,
+            missing=state.missing,
+            trace=trace,
+            usage=state.usage,
+            model_calls=state.model_calls,
+        )

@@ -1,0 +1,100 @@
+"""Single-search retrieval (one search with the rewritten question) and the shared search policy."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from core.events import Retrieving
+from core.knowledge.search import SearchTiers, tier_for
+from core.models import (
+    Hit,
+    RetrievalMode,
+    RetrievalOutcome,
+    SearchMode,
+    SearchRequest,
+    StopReason,
+    stop_reason_label,
+)
+from core.ports import Emit, KnowledgeBase
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPolicy:
+    """How a question becomes a search request: query-length tiers decide top-k and threshold (seed 004)."""
+
+    tiers: SearchTiers = field(default_factory=SearchTiers)
+
+    def request(self, query: str, datasets: Sequence[str], mode: SearchMode) -> SearchRequest:
+        limit, threshold = tier_for(query, self.tiers)
+        return SearchRequest(
+            query=query, datasets=tuple(datasets), mode=mode, threshold=threshold, limit=limit
+        )
+
+
+def single_search_trace(
+    hits: Sequence[Hit], *, query: str, reason: StopReason, run_time: float, sufficient: bool
+) -> dict[str, object]:
+    """The trace of a one-round search, in the same shape as the multi-hop loop's."""
+    return {
+        "mode": "single",
+        "escalated": False,
+        "rounds": [
+            {
+                "round": 1,
+                "queries": [query],
+                "new_paragraph_ids": [hit.id for hit in hits],
+                "total_evidence": len(hits),
+                "sufficient": sufficient,
+                "missing": "",
+                "next_queries": [],
+            }
+        ],
+        "stop_reason": reason.value,
+        "stop_label_zh": stop_reason_label(reason, "zh"),
+        "stop_label_en": stop_reason_label(reason, "en"),
+        "sufficient": sufficient,
+        "missing": "",
+        "run_time": round(run_time, 4),
+    }
+
+
+class SingleSearchRetriever:
+    """Retriever that runs exactly one search and makes no assessment call."""
+
+    def __init__(self, kb: KnowledgeBase, *, policy: SearchPolicy | None = None) -> None:
+        self._kb = kb
+        self._policy = policy or SearchPolicy()
+
+    async def retrieve(
+        self,
+        question: str,
+        *,
+        datasets: Sequence[str],
+        search_mode: SearchMode,
+        retrieval_mode: RetrievalMode,
+        emit: Emit,
+    ) -> RetrievalOutcome:
+        started = time.monotonic()
+        if not datasets:
+            trace = single_search_trace(
+                [], query=question, reason=StopReason.NO_DATASETS, run_time=0.0, sufficient=False
+            )
+            trace["rounds"] = []
+            return RetrievalOutcome(
+                hits=(), sufficient=False, stop_reason=StopReason.NO_DATASETS, trace=trace
+            )
+        await emit(Retrieving(round=1, query=question))
+        hits = await self._kb.search(self._policy.request(question, datasets, search_mode))
+        sufficient = bool(hits)
+        trace = single_search_trace(
+            hits,
+            query=question,
+            reason=StopReason.SINGLE_SEARCH,
+            run_time=time.monotonic() - started,
+            sufficient=sufficient,
+        )
+        return RetrievalOutcome(
+            hits=tuple(hits), sufficient=sufficient, stop_reason=StopReason.SINGLE_SEARCH, trace=trace
+        )
