@@ -9,6 +9,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.embedders.local import LocalEmbedder
 from adapters.extractive import ExtractiveEngine
 from adapters.knowledge.factory import EmbedderRegistry, open_knowledge_base
 from adapters.store.backends import open_store
@@ -49,7 +50,7 @@ class Services:
 def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
     """The answering engine and the fallback used when the model fails (None when already extractive)."""
     global _announced_extractive
-    extractive = ExtractiveEngine(coverage_threshold=settings.kb_coverage_threshold)
+    extractive = ExtractiveEngine(coverage_threshold=settings.kb_coverage_threshold, embedder=LocalEmbedder())
     if settings.uses_extractive_engine:
         if not _announced_extractive:
             _announced_extractive = True
@@ -164,7 +165,7 @@ async def build_services(
                 max_paragraphs=settings.kb_agent_max_paragraphs,
                 queries_per_round=settings.kb_agent_queries_per_round,
                 candidates_per_round=settings.kb_agent_candidates_per_round,
-                weak_hit_score=settings.kb_weak_hit_score,
+                first_round_depth=settings.kb_first_search_depth,
             ),
         )
         loader = CompactingContextLoader(

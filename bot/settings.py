@@ -31,6 +31,7 @@ INT_RANGES: dict[str, tuple[int, int, int]] = {
     "kb_agent_max_paragraphs": (40, 1, 100),
     "kb_agent_queries_per_round": (2, 1, 4),
     "kb_agent_candidates_per_round": (8, 1, 50),
+    "kb_first_search_depth": (10, 1, 50),
     "kb_context_recent_tokens": (6000, 512, 16000),
     "kb_dialogue_number": (5, 0, 20),
     "kb_question_max_tokens": (4000, 16, 32000),
@@ -45,7 +46,6 @@ INT_RANGES: dict[str, tuple[int, int, int]] = {
 FLOAT_RANGES: dict[str, tuple[float, float, float]] = {
     "kb_min_score_short": (0.25, 0.0, 1.0),
     "kb_min_score_default": (0.28, 0.0, 1.0),
-    "kb_weak_hit_score": (0.35, 0.0, 1.0),
     "kb_model_timeout": (60.0, 1.0, 600.0),
     "kb_classifier_timeout": (2.0, 0.1, 60.0),
     "kb_coverage_threshold": (0.6, 0.0, 1.0),
@@ -101,6 +101,7 @@ class Settings(BaseSettings):
     kb_agent_max_paragraphs: int = 40
     kb_agent_queries_per_round: int = 2
     kb_agent_candidates_per_round: int = 8
+    kb_first_search_depth: int = 10
     kb_context_recent_tokens: int = 6000
     kb_dialogue_number: int = 5
     kb_question_max_tokens: int = 4000
@@ -113,7 +114,6 @@ class Settings(BaseSettings):
     kb_topk_long: int = 8
     kb_min_score_short: float = 0.25
     kb_min_score_default: float = 0.28
-    kb_weak_hit_score: float = 0.35
     kb_coverage_threshold: float = 0.6
     kb_chunk_tokens: int = 400
     kb_datasets: Annotated[list[str], NoDecode] = Field(default_factory=list)

@@ -225,6 +225,7 @@ class AnswerRequest:
     stop_reason: str = ""
     missing: str = ""
     lang: str = "zh"
+    standalone: str = ""  # the rewritten, self-contained question (what retrieval searched)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from core.answering.generation import AnswerWriter
 from core.answering.run_ledger import RunLedger
 from core.errors import InvalidInput, KbError, ModelError, NotFound
 from core.events import (
+    AnswerDelta,
     Compacting,
     ContextLoading,
     Done,
@@ -35,6 +36,7 @@ from core.models import (
     Usage,
 )
 from core.ports import ContextLoader, ConversationLock, ConversationStore, Engine, Retriever
+from core.retrieval.versions import version_note
 from core.text import detect_language
 from core.validation import validate_question
 
@@ -247,9 +249,15 @@ class Pipeline:
             stop_reason=outcome.stop_reason.value,
             missing=outcome.missing,
             lang=run.lang,
+            standalone=rewritten,
         )
         answer, engine_name = await self._writer.write(request, run, emit)
         run.lap("generation", since)
+        cited = citations(answer, outcome.hits)
+        versions = version_note([item["document"] for item in cited], outcome.hits, run.lang)
+        if versions:
+            await emit(AnswerDelta(text=f"\n\n{versions}"))
+            answer = f"{answer.rstrip()}\n\n{versions}"
         notice = None if outcome.sufficient else uncertainty_notice(run.lang)
         if notice:
             await emit(Notice(text=notice))
@@ -260,7 +268,7 @@ class Pipeline:
             **run.details,
             "engine": engine_name,
             "notice": notice,
-            "citations": citations(answer, outcome.hits),
+            "citations": cited,
             "evidence_ids": [hit.id for hit in outcome.hits],
             "usage": {**run.usage.to_dict(), "model_calls": run.model_calls},
             "timings": run.timings,

@@ -23,6 +23,7 @@ DEMO_OVERRIDES: dict[str, Any] = {
     "kb_topk_short": 3,
     "kb_topk_medium": 3,
     "kb_topk_long": 3,
+    "kb_first_search_depth": 3,
     "kb_datasets": [SAMPLE_DATASET],
 }
 

@@ -11,7 +11,10 @@ _LABELS: dict[str, tuple[str, str]] = {
     "mode": ("检索方式", "Retrieval"),
     "single": ("单次检索", "single search"),
     "multi": ("多轮检索", "multi-round"),
-    "escalated": ("(单次检索结果偏弱,已升级为多轮)", "(escalated: the single search came back weak)"),
+    "escalated": (
+        "(单次检索未覆盖问题的每个部分,已升级为多轮)",
+        "(escalated: the single search did not cover every part of the question)",
+    ),
     "routing": ("复杂度判定", "Routing"),
     "source": ("来源", "source"),
     "rule": ("规则分", "rule score"),

@@ -33,9 +33,9 @@ class LoopLimits:
     """Bounds of the loop (out-of-range values clamp, as the settings do).
 
     candidates_per_round caps the new paragraphs each follow-up round adds (seed 001: 8). Round 1 keeps
-    the first search whole, exactly as a single-hop search would return it, so routing a question to the
-    loop (or escalating a weak single search) never loses what one search finds (anchors.md: multi-hop
-    recall must not fall below one-step); cap_first_round=True applies the cap to round 1 as well.
+    the first search whole, searched at least first_round_depth deep (what one plain search shows), so
+    routing a question to the loop never loses what one search finds (anchors.md: multi-hop recall must
+    not fall below one-step); cap_first_round=True applies the cap to round 1 as well.
     """
 
     max_rounds: int = 3
@@ -43,7 +43,7 @@ class LoopLimits:
     max_paragraphs: int = 40
     queries_per_round: int = 2
     candidates_per_round: int = 8
-    weak_hit_score: float = 0.35
+    first_round_depth: int = 10
     cap_first_round: bool = False
 
     def __post_init__(self) -> None:
@@ -52,7 +52,7 @@ class LoopLimits:
         object.__setattr__(self, "max_paragraphs", _clamp(self.max_paragraphs, 1, 100))
         object.__setattr__(self, "queries_per_round", _clamp(self.queries_per_round, 1, 4))
         object.__setattr__(self, "candidates_per_round", _clamp(self.candidates_per_round, 1, 50))
-        object.__setattr__(self, "weak_hit_score", min(1.0, max(0.0, float(self.weak_hit_score))))
+        object.__setattr__(self, "first_round_depth", _clamp(self.first_round_depth, 1, 50))
 
 
 def hit_tokens(hit: Hit) -> int:
@@ -60,17 +60,25 @@ def hit_tokens(hit: Hit) -> int:
     return count_tokens(f"{hit.document_name}\n{hit.heading}\n{hit.content}")
 
 
-def fit_budget(hits: Sequence[Hit], limits: LoopLimits) -> list[Hit]:
-    """The longest prefix-preserving selection within the token budget and the paragraph cap."""
-    kept: list[Hit] = []
+def fit_budget(hits: Sequence[Hit], limits: LoopLimits, *, keep: Sequence[str] = ()) -> list[Hit]:
+    """The hits that fit the token budget and the paragraph cap, in the given (reranked) order.
+
+    The ids in ``keep`` (the first search's top hits) are admitted first, so a rerank can reorder them but
+    never push them out; the other hits fill the remaining room in order.
+    """
+    protected = set(keep)
+    chosen: set[str] = set()
     used = 0
-    for hit in hits:
-        size = hit_tokens(hit)
-        if len(kept) >= limits.max_paragraphs or used + size > limits.evidence_tokens:
-            continue
-        kept.append(hit)
-        used += size
-    return kept
+    for wanted in (True, False):
+        for hit in hits:
+            if (hit.id in protected) != wanted or hit.id in chosen:
+                continue
+            size = hit_tokens(hit)
+            if len(chosen) >= limits.max_paragraphs or used + size > limits.evidence_tokens:
+                continue
+            chosen.add(hit.id)
+            used += size
+    return [hit for hit in hits if hit.id in chosen]
 
 
 def pick_queries(proposed: Sequence[object], searched: set[str], limit: int) -> list[str]:

@@ -1,19 +1,27 @@
-"""The routed retriever: one search for single-hop questions, the gap-driven loop (seed 000 §6) for multi-hop.
+"""The routed retriever: one assessed search for single-hop questions, the gap-driven loop (seed 000 §6) for multi-hop.
 
-Multi-hop rounds: run the round's queries (normalised duplicates never run twice), keep the first
-search whole and at most ``candidates_per_round`` new paragraphs of each follow-up round (best first,
-deduplicated by id; see core.retrieval.evidence.LoopLimits) within the evidence budget
-(tokens and paragraphs), ask the engine to assess the evidence, take at most ``queries_per_round``
-follow-up queries. After each assessment the checks run in the seed's order: sufficient, evidence
-budget, no new evidence (from round 2), no follow-up query; a round with nothing left to search stops
-with duplicate_query; running out of rounds is max_rounds. A failed or malformed assessment stops with
-assessment_error and is never read as sufficient; empty evidence is never sufficient. Every search emits
-Retrieving(round, query) and every round Assessed(round, sufficient, missing) (a failed check as not
-sufficient). A single-hop search whose best score is under ``weak_hit_score`` (or empty) escalates once
-into the loop, reusing that search as round 1, unless retrieval_mode forced "single".
+Every route starts the same way: the (rewritten) question is searched at least ``first_round_depth`` deep
+(the depth a single search shows), the whole result is admitted as round 1, and the engine assesses it. A
+single-hop question stops there when the assessment says every part is covered; otherwise it escalates into
+the loop from round 2 with the assessment's follow-up queries (unless retrieval_mode forced "single": then
+the single search is final and, not being sufficient, gets the uncertainty notice). Escalation therefore
+depends on what the evidence covers, not on retrieval scores (blend scores are relative and never low).
 
-Whatever the route, all accumulated candidates get ONE final rerank against the full question, then are
-fitted into the evidence budget. Only queries and evidence judgements are traced, never model reasoning.
+Multi-hop rounds: run the round's queries (normalised duplicates never run twice), keep at most
+``candidates_per_round`` new paragraphs of each follow-up round (best first, deduplicated by id; see
+core.retrieval.evidence.LoopLimits) within the evidence budget (tokens and paragraphs), ask the engine to
+assess the evidence, take at most ``queries_per_round`` follow-up queries. After each assessment the checks
+run in the seed's order: sufficient, evidence budget, no new evidence (from round 2), no follow-up query; a
+round with nothing left to search stops with duplicate_query; running out of rounds is max_rounds. A failed
+or malformed assessment stops with assessment_error and is never read as sufficient; empty evidence is never
+sufficient. Every search emits Retrieving(round, query) and every round Assessed(round, sufficient, missing)
+(a failed check as not sufficient).
+
+Whatever the route, all accumulated candidates get ONE final rerank against the full question, other
+versions of a dated document move behind the preferred one (core.retrieval.versions), then all are
+fitted into the evidence budget with the first search's top ``first_round_depth`` hits kept first: the
+rerank may reorder them but never drops them, so the evidence given to the answer is never less than one
+plain search shows. Only queries and evidence judgements are traced, never model reasoning.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from core.retrieval.evidence import (
 from core.retrieval.rerank import LocalReranker
 from core.retrieval.routing import ComplexityDecision, RoutingThresholds, route
 from core.retrieval.single_search import SearchPolicy, single_search_trace
+from core.retrieval.versions import prefer_versions
 from core.text import detect_language, normalize_query
 
 __all__ = ["IterativeRetriever", "LoopLimits"]
@@ -108,18 +117,34 @@ class IterativeRetriever:
             state.stop, state.missing = StopReason.NO_DATASETS, state.message("no_datasets")
             return self._finish(state, decision, mode=decision.decision, escalated=False, started=started)
 
+        first, stop, queries = await self._first_round(state, datasets, search_mode, emit)
         if decision.decision == "single":
-            await emit(Retrieving(round=1, query=question))
-            hits = await self._kb.search(self._policy.request(question, datasets, search_mode))
-            weak = not hits or max(hit.score for hit in hits) < self._limits.weak_hit_score
-            if not weak or decision.source == "forced":
-                return await self._finish_single(state, decision, hits, started=started)
-            state.searched[normalize_query(question)] = question
-            await self._loop(state, datasets, search_mode, emit, first_round=hits)
-            return await self._finish_multi(state, decision, escalated=True, started=started)
+            if state.sufficient or decision.source == "forced" or stop is not None:
+                return await self._finish_single(state, decision, first, stop=stop, started=started)
+            await self._loop(state, datasets, search_mode, emit, queries=queries)
+            return await self._finish_multi(state, decision, first, escalated=True, started=started)
 
-        await self._loop(state, datasets, search_mode, emit, first_round=None)
-        return await self._finish_multi(state, decision, escalated=False, started=started)
+        if stop is None:
+            await self._loop(state, datasets, search_mode, emit, queries=queries)
+        else:
+            state.stop = stop
+        return await self._finish_multi(state, decision, first, escalated=False, started=started)
+
+    async def _first_round(
+        self, state: LoopState, datasets: Sequence[str], mode: SearchMode, emit: Emit
+    ) -> tuple[list[str], StopReason | None, list[str]]:
+        """Search the question at the single-search depth, admit it whole, assess it.
+
+        Returns (ids of the first search's hits, best first; the stop reason if the loop should not go on;
+        the follow-up queries).
+        """
+        question = state.question
+        state.searched[normalize_query(question)] = question
+        await emit(Retrieving(round=1, query=question))
+        request = self._policy.request(question, datasets, mode, at_least=self._limits.first_round_depth)
+        hits = await self._kb.search(request)
+        stop, queries = await self._round(state, 1, [question], hits, emit)
+        return [hit.id for hit in hits], stop, queries
 
     async def _search_round(
         self,
@@ -159,6 +184,44 @@ class IterativeRetriever:
         )
         return assessment if valid else None
 
+    async def _round(
+        self, state: LoopState, number: int, actual: list[str], found: Sequence[Hit], emit: Emit
+    ) -> tuple[StopReason | None, list[str]]:
+        """Admit a round's hits, assess, record the step; (stop reason or None to go on, next queries)."""
+        limits = self._limits
+        added, exhausted = state.admit(found, limits, first=number == 1)
+        step: dict[str, Any] = {
+            "round": number,
+            "queries": actual,
+            "new_paragraph_ids": added,
+            "total_evidence": len(state.evidence),
+        }
+        state.rounds.append(step)
+        assessment = await self._assess(state)
+        if assessment is None:
+            state.sufficient, state.missing = False, state.message("assessment_error")
+            step.update(sufficient=False, missing=state.missing, next_queries=[])
+            await emit(Assessed(round=number, sufficient=False, missing=state.missing))
+            return StopReason.ASSESSMENT_ERROR, []
+        state.sufficient = assessment.sufficient and bool(state.evidence)
+        if state.sufficient:
+            state.missing = ""
+        else:
+            gap = clip(assessment.missing or "", MISSING_TOKENS)
+            state.missing = gap or (state.message("no_evidence") if not state.evidence else "")
+        queries = pick_queries(list(assessment.queries), set(state.searched), limits.queries_per_round)
+        step.update(sufficient=state.sufficient, missing=state.missing, next_queries=queries)
+        await emit(Assessed(round=number, sufficient=state.sufficient, missing=state.missing))
+        if state.sufficient:
+            return StopReason.SUFFICIENT, queries
+        if exhausted:
+            return StopReason.EVIDENCE_BUDGET, queries
+        if number > 1 and not added:
+            return StopReason.NO_NEW_EVIDENCE, queries
+        if not queries:
+            return StopReason.NO_FOLLOWUP_QUERY, queries
+        return None, queries
+
     async def _loop(
         self,
         state: LoopState,
@@ -166,57 +229,23 @@ class IterativeRetriever:
         mode: SearchMode,
         emit: Emit,
         *,
-        first_round: Sequence[Hit] | None,
+        queries: list[str],
     ) -> None:
-        limits = self._limits
-        queries = [state.question]
-        state.missing = state.message("not_assessed")
-        for number in range(1, limits.max_rounds + 1):
-            if number == 1 and first_round is not None:
-                actual, found = [state.question], list(first_round)
-            else:
-                actual, found = await self._search_round(state, queries, datasets, mode, number, emit)
+        """Rounds 2..max_rounds after an insufficient first round."""
+        state.stop = StopReason.MAX_ROUNDS
+        for number in range(2, self._limits.max_rounds + 1):
+            actual, found = await self._search_round(state, queries, datasets, mode, number, emit)
             if not actual:
                 state.stop = StopReason.DUPLICATE_QUERY
                 return
-            added, exhausted = state.admit(found, limits, first=number == 1)
-            step: dict[str, Any] = {
-                "round": number,
-                "queries": actual,
-                "new_paragraph_ids": added,
-                "total_evidence": len(state.evidence),
-            }
-            state.rounds.append(step)
-            assessment = await self._assess(state)
-            if assessment is None:
-                state.sufficient, state.missing = False, state.message("assessment_error")
-                step.update(sufficient=False, missing=state.missing, next_queries=[])
-                await emit(Assessed(round=number, sufficient=False, missing=state.missing))
-                state.stop = StopReason.ASSESSMENT_ERROR
+            stop, queries = await self._round(state, number, actual, found, emit)
+            if stop is not None:
+                state.stop = stop
                 return
-            state.sufficient = assessment.sufficient and bool(state.evidence)
-            if state.sufficient:
-                state.missing = ""
-            else:
-                gap = clip(assessment.missing or "", MISSING_TOKENS)
-                state.missing = gap or (state.message("no_evidence") if not state.evidence else "")
-            queries = pick_queries(list(assessment.queries), set(state.searched), limits.queries_per_round)
-            step.update(sufficient=state.sufficient, missing=state.missing, next_queries=queries)
-            await emit(Assessed(round=number, sufficient=state.sufficient, missing=state.missing))
-            if state.sufficient:
-                state.stop = StopReason.SUFFICIENT
-            elif exhausted:
-                state.stop = StopReason.EVIDENCE_BUDGET
-            elif number > 1 and not added:
-                state.stop = StopReason.NO_NEW_EVIDENCE
-            elif not queries:
-                state.stop = StopReason.NO_FOLLOWUP_QUERY
-            else:
-                continue
-            return
-        state.stop = StopReason.MAX_ROUNDS
 
-    async def _rerank(self, question: str, hits: Sequence[Hit]) -> tuple[list[Hit], dict[str, Any]]:
+    async def _rerank(
+        self, question: str, hits: Sequence[Hit], first: Sequence[str]
+    ) -> tuple[list[Hit], dict[str, Any]]:
         summary: dict[str, Any] = {"method": getattr(self._reranker, "name", type(self._reranker).__name__)}
         try:
             ranked = await self._reranker.rerank(question, hits)
@@ -224,36 +253,54 @@ class IterativeRetriever:
             ranked = await self._fallback_reranker.rerank(question, hits)
             fallback_name = getattr(self._fallback_reranker, "name", type(self._fallback_reranker).__name__)
             summary = {"method": fallback_name, "fallback_from": summary["method"], "error": exc.code}
-        kept = fit_budget(ranked, self._limits)
+        ranked = prefer_versions(question, ranked)
+        kept = fit_budget(ranked, self._limits, keep=first[: self._limits.first_round_depth])
         summary.update(candidates=len(hits), kept=len(kept))
         return kept, summary
 
     async def _finish_single(
-        self, state: LoopState, decision: ComplexityDecision, hits: Sequence[Hit], *, started: float
+        self,
+        state: LoopState,
+        decision: ComplexityDecision,
+        first: Sequence[str],
+        *,
+        stop: StopReason | None,
+        started: float,
     ) -> RetrievalOutcome:
-        ranked, rerank = await self._rerank(state.question, hits)
-        sufficient = bool(hits)
+        hits = list(state.evidence.values())
+        ranked, rerank = await self._rerank(state.question, hits, first)
+        reason = (
+            StopReason.ASSESSMENT_ERROR if stop is StopReason.ASSESSMENT_ERROR else StopReason.SINGLE_SEARCH
+        )
         trace = single_search_trace(
             hits,
             query=state.question,
-            reason=StopReason.SINGLE_SEARCH,
+            reason=reason,
             run_time=time.monotonic() - started,
-            sufficient=sufficient,
+            sufficient=state.sufficient,
         )
-        trace.update(complexity=decision.to_dict(), rerank=rerank)
+        trace["rounds"] = state.rounds
+        trace.update(complexity=decision.to_dict(), rerank=rerank, missing=state.missing)
         return RetrievalOutcome(
             hits=tuple(ranked),
-            sufficient=sufficient,
-            stop_reason=StopReason.SINGLE_SEARCH,
+            sufficient=state.sufficient,
+            stop_reason=reason,
+            missing=state.missing,
             trace=trace,
             usage=state.usage,
             model_calls=state.model_calls,
         )
 
     async def _finish_multi(
-        self, state: LoopState, decision: ComplexityDecision, *, escalated: bool, started: float
+        self,
+        state: LoopState,
+        decision: ComplexityDecision,
+        first: Sequence[str],
+        *,
+        escalated: bool,
+        started: float,
     ) -> RetrievalOutcome:
-        ranked, rerank = await self._rerank(state.question, list(state.evidence.values()))
+        ranked, rerank = await self._rerank(state.question, list(state.evidence.values()), first)
         return self._finish(
             state, decision, mode="multi", escalated=escalated, started=started, hits=ranked, rerank=rerank
         )

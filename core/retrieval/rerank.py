@@ -92,23 +92,28 @@ def link_name(document_name: str) -> str:
     return document_title(document_name).lower()
 
 
+def link_names(hit: Hit) -> set[str]:
+    """The names other paragraphs would use for a hit's document: its title from the document name and
+    from the document's own first heading (file names often carry suffixes such as "-2b1e0c")."""
+    names = {link_name(hit.document_name)}
+    heading = hit.heading.split(" > ", 1)[0].strip()
+    if heading:
+        names.add(link_name(heading))
+    return {name for name in names if len(name) >= MIN_NAME_CHARS or (len(name) >= 2 and not name.isascii())}
+
+
 def linked_by(hits: Sequence[Hit]) -> list[list[int]]:
-    """For each hit, the indexes of the other hits whose text mentions its document name."""
-    names = [link_name(hit.document_name) for hit in hits]
+    """For each hit, the indexes of the other hits whose text mentions its document's name."""
+    names = [link_names(hit) for hit in hits]
     texts = [f"{hit.heading}\n{hit.content}".lower() for hit in hits]
-    links: list[list[int]] = []
-    for index, name in enumerate(names):
-        if len(name) < MIN_NAME_CHARS and not (len(name) >= 2 and not name.isascii()):
-            links.append([])
-            continue
-        links.append(
-            [
-                other
-                for other, text in enumerate(texts)
-                if other != index and names[other] != name and name in text
-            ]
-        )
-    return links
+    return [
+        [
+            other
+            for other, text in enumerate(texts)
+            if other != index and not names[other] & own and any(name in text for name in own)
+        ]
+        for index, own in enumerate(names)
+    ]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

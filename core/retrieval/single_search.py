@@ -26,10 +26,13 @@ class SearchPolicy:
 
     tiers: SearchTiers = field(default_factory=SearchTiers)
 
-    def request(self, query: str, datasets: Sequence[str], mode: SearchMode) -> SearchRequest:
+    def request(
+        self, query: str, datasets: Sequence[str], mode: SearchMode, *, at_least: int = 0
+    ) -> SearchRequest:
+        """The tier's top-k and threshold for this query; at least ``at_least`` hits deep."""
         limit, threshold = tier_for(query, self.tiers)
         return SearchRequest(
-            query=query, datasets=tuple(datasets), mode=mode, threshold=threshold, limit=limit
+            query=query, datasets=tuple(datasets), mode=mode, threshold=threshold, limit=max(limit, at_least)
         )
 
 

@@ -241,3 +241,17 @@ async def test_interrupt_pending_leaves_answers_in_progress_alone(harness: Harne
         interrupted = await harness.pipeline.interrupt_pending(wait=0.05)
     assert [r.id for r in interrupted] == [orphan.id]
     assert harness.store.records[busy.id].status == RecordStatus.PENDING
+
+
+async def test_citing_one_of_several_versions_says_which_version_was_cited(harness: Harness) -> None:
+    """When the evidence holds two versions of a law, the answer ends with a line naming the cited one."""
+    harness.kb.add("new", "申请期限为六十日", document="行政复议法(2023-09-01)")
+    harness.kb.add("old", "申请期限为六十日", document="行政复议法(2017-09-01)")
+    harness.engine.answers.append(["期限为六十日 [1]"])
+    events = await harness.ask("申请期限为几日")
+    done = _final(events)
+    assert isinstance(done, Done)
+    cited = done.record.details["citations"][0]["document"]
+    other = "2017-09-01" if cited.endswith("(2023-09-01)") else "2023-09-01"
+    assert done.record.answer.endswith(f"另有 {other} 版本。")  # type: ignore[union-attr]
+    assert "".join(e.text for e in events if isinstance(e, AnswerDelta)) == done.record.answer

@@ -15,15 +15,15 @@ from tests.retrieval.support import (
 )
 
 
-async def test_a_single_hop_question_is_one_search_without_assessment() -> None:
-    """A question routed single runs one search, makes no assessment call and keeps the single-search trace shape."""
+async def test_a_covered_single_hop_question_is_one_search_and_one_assessment() -> None:
+    """A question routed single runs one search, one assessment, and keeps the single-search trace shape."""
     retriever, kb, engine, reranker = build()
     kb.script("行政复议的申请期限是多久", [hit("p1", score=0.8), hit("p2", score=0.6)])
     emit = Recorder()
     outcome = await retriever.retrieve(
         "行政复议的申请期限是多久", datasets=["ds"], search_mode="blend", retrieval_mode="auto", emit=emit
     )
-    assert engine.calls("assess") == [] and engine.calls("vote") == []
+    assert len(engine.calls("assess")) == 1 and engine.calls("vote") == []
     assert outcome.stop_reason is StopReason.SINGLE_SEARCH and outcome.sufficient
     assert outcome.trace["complexity"]["source"] == "rule" and outcome.trace["mode"] == "single"
     baseline = single_search_trace(
@@ -31,15 +31,15 @@ async def test_a_single_hop_question_is_one_search_without_assessment() -> None:
     )
     assert set(outcome.trace) == set(baseline) | {"complexity", "rerank"} == TRACE_KEYS
     assert set(outcome.trace["rounds"][0]) == set(baseline["rounds"][0]) == ROUND_KEYS  # type: ignore[index]
-    assert emit.retrieving == [(1, "行政复议的申请期限是多久")] and emit.assessed == []
-    assert len(reranker.calls) == 1
+    assert emit.retrieving == [(1, "行政复议的申请期限是多久")] and emit.assessed == [(1, True, "")]
+    assert len(reranker.calls) == 1 and outcome.model_calls == 1
 
 
-async def test_a_weak_single_hop_search_escalates_once_to_the_loop() -> None:
-    """A single-hop search whose best score is under the floor escalates, without re-running its query."""
-    retriever, kb, engine, reranker = build(weak_hit_score=0.35)
+async def test_a_single_hop_search_with_an_unsupported_part_escalates_into_the_loop() -> None:
+    """Whatever its scores, a single search the assessor finds incomplete escalates, reusing its round 1."""
+    retriever, kb, engine, reranker = build()
     question = "行政复议的申请期限是多久"
-    kb.script(question, [hit("p1", score=0.2)])
+    kb.script(question, [hit("p1", score=0.95)])
     kb.script("行政复议 期限 六十日", [hit("p2", score=0.9)])
     engine.assessments.extend(
         [
@@ -55,13 +55,14 @@ async def test_a_weak_single_hop_search_escalates_once_to_the_loop() -> None:
     assert kb.queries == [question, "行政复议 期限 六十日"]
     assert emit.retrieving == [(1, question), (2, "行政复议 期限 六十日")]
     assert outcome.stop_reason is StopReason.SUFFICIENT and len(reranker.calls) == 1
-    assert [r["round"] for r in outcome.trace["rounds"]] == [1, 2]
+    assert [r["round"] for r in outcome.trace["rounds"]] == [1, 2] and len(engine.calls("assess")) == 2
 
 
-async def test_a_strong_or_forced_single_search_does_not_escalate() -> None:
-    """A strong single search, and a weak one under retrieval_mode=single, are final."""
+async def test_a_forced_single_search_is_final_and_says_what_is_missing() -> None:
+    """Under retrieval_mode=single an incomplete search is not escalated: it is reported not sufficient."""
     retriever, kb, engine, _ = build()
     kb.script("行政复议的申请期限是多久", [hit("p1", score=0.2)])
+    engine.assessments.append(Assessment(sufficient=False, missing="期限", queries=("期限 条文",)))
     outcome = await retriever.retrieve(
         "行政复议的申请期限是多久",
         datasets=["ds"],
@@ -70,11 +71,36 @@ async def test_a_strong_or_forced_single_search_does_not_escalate() -> None:
         emit=Recorder(),
     )
     assert outcome.trace["escalated"] is False and outcome.trace["complexity"]["source"] == "forced"
-    kb.script("行政复议期限", [hit("p1", score=0.9)])
-    strong = await retriever.retrieve(
-        "行政复议期限", datasets=["ds"], search_mode="blend", retrieval_mode="auto", emit=Recorder()
+    assert kb.queries == ["行政复议的申请期限是多久"]
+    assert outcome.sufficient is False and outcome.missing == "期限"
+    assert outcome.stop_reason is StopReason.SINGLE_SEARCH
+
+
+async def test_the_first_search_is_at_least_the_single_search_depth_and_survives_the_budget() -> None:
+    """A long question's first search is 10 deep (not its tier's 8), and the rerank cannot push those out."""
+    long_question = "行政复议申请人对行政复议决定不服的应当在多少日内向人民法院提起行政诉讼"
+    retriever, kb, engine, _ = build(max_paragraphs=12)
+    first = [hit(f"a{i}", score=0.9 - i * 0.01) for i in range(12)]
+    kb.script(long_question, first)
+    kb.script("后续", [hit(f"b{i}", "后续 " * 3 + "行政诉讼 " * 20, score=0.99) for i in range(8)])
+    engine.assessments.extend([Assessment(sufficient=False, queries=("后续",)), Assessment(sufficient=True)])
+    outcome = await retriever.retrieve(
+        long_question, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
     )
-    assert strong.trace["escalated"] is False and engine.calls("assess") == []
+    assert kb.requests[0].limit == 10
+    kept = [h.id for h in outcome.hits]
+    assert {f"a{i}" for i in range(10)} <= set(kept) and len(kept) == 12
+    assert kept[0].startswith("b")  # the rerank reordered the evidence, and still kept the first search
+
+
+def test_fitting_the_budget_keeps_the_protected_hits_first() -> None:
+    """With room for three, the two protected hits stay even when the rerank put them last."""
+    from core.retrieval.evidence import LoopLimits, fit_budget
+
+    ranked = [hit("x1"), hit("x2"), hit("x3"), hit("p1"), hit("p2")]
+    kept = fit_budget(ranked, LoopLimits(max_paragraphs=3), keep=["p1", "p2"])
+    assert [h.id for h in kept] == ["x1", "p1", "p2"]
+    assert [h.id for h in fit_budget(ranked, LoopLimits(max_paragraphs=3))] == ["x1", "x2", "x3"]
 
 
 async def test_the_final_rerank_runs_exactly_once_over_all_rounds() -> None:
@@ -168,3 +194,19 @@ async def test_feature_extraction_and_rerank_tokenisation_do_not_block_the_event
     await ticker
     assert duration > 0.05
     assert max(gaps) < duration / 2
+
+
+async def test_the_final_evidence_puts_the_current_version_of_a_law_first() -> None:
+    """The superseded text found first moves behind the current one; both stay in the evidence."""
+    retriever, kb, _, _ = build()
+    old = hit("old", "六十日内提出", score=0.99, document="行政复议法(2017-09-01)")
+    new = hit("new", "六十日内提出", score=0.80, document="行政复议法(2023-09-01)")
+    kb.script("行政复议的申请期限是多久", [old, new])
+    outcome = await retriever.retrieve(
+        "行政复议的申请期限是多久",
+        datasets=["ds"],
+        search_mode="blend",
+        retrieval_mode="single",
+        emit=Recorder(),
+    )
+    assert [h.id for h in outcome.hits] == ["new", "old"]
