@@ -1,19 +1,28 @@
-"""The extractive answer: per question part, the best evidence sentences quoted with numbered citations.
+"""The extractive answer: per question part, the sentences of the paragraphs that support it, with citations.
 
-``[n]`` is the 1-based index of the paragraph in the request's evidence, as the pipeline numbers its
-sources. A part the evidence does not cover says so plainly; nothing is ever composed beyond the
-quoted sentences, a label and the part headings. CPU-bound (jieba): call from a worker thread.
+The parts and their support come from the same judgement the assessor makes (assess.judge_parts): a part
+is answered only when the evidence supports it, and then from the paragraphs that do — the anchor, the
+linked paragraph of a bridge hop (the one naming the bridge entity and the one about it), and other
+paragraphs that cover the part alone — each contributing its best sentences. ``[n]`` is the 1-based index
+of the paragraph in the request's evidence, as the pipeline numbers its sources. A part the evidence does
+not support says so plainly; nothing is ever composed beyond the quoted sentences, a label and the part
+headings. The standalone (rewritten) question is answered when the request carries one. CPU-bound (jieba):
+call from a worker thread.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from adapters.extractive.assess import DEFAULT_COVERAGE_THRESHOLD, hit_text, part_coverage
+from adapters.extractive.assess import DEFAULT_COVERAGE_THRESHOLD, hit_text, judge_parts
 from adapters.extractive.parts import question_parts
-from adapters.extractive.terms import Haystack, join_words, sentences, squeeze, terms
+from adapters.extractive.quantities import answers_asked_quantity
+from adapters.extractive.salience import Stack
+from adapters.extractive.semantic import Similarities
+from adapters.extractive.sentences import Sentence, split_sentences
+from adapters.extractive.support import PartSupport
+from adapters.extractive.terms import Haystack, terms
 from core.models import AnswerRequest, Hit
 
 LABELS = {
@@ -21,27 +30,14 @@ LABELS = {
     "en": "(Extractive answer: no language model was used; sentences are quoted from the sources.)",
 }
 MAX_SENTENCES = 5
+CLOSEST_SENTENCES = 3  # sentences shown for a part the evidence does not support
+HOP_SENTENCES = 2  # a bridge hop's opening sentences quoted when nothing else singles one out
+MEANING_SENTENCES = 3  # sentences quoted for a part supported by meaning rather than words
 RELATIVE_FLOOR = 0.75  # a sentence's term relevance must reach this share of the best one's
 _QUANTITY = re.compile(
     r"几|多少|多久|多长|多大|多高|哪年|何时|什么时候|how (?:many|much|long|often|old|far)|when", re.I
 )
 _DIGIT = re.compile(r"\d")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s+|>\s*)")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
-
-
-@dataclass(frozen=True, slots=True)
-class Sentence:
-    """One sentence of the evidence and where it comes from."""
-
-    text: str
-    source: int  # 1-based index of the hit in the evidence
-    position: int
-
-    @property
-    def introduces_list(self) -> bool:
-        """A sentence ending with a colon announces the lines that follow it."""
-        return self.text.rstrip().endswith((":", "："))
 
 
 def not_found_line(part: str, lang: str) -> str:
@@ -51,46 +47,32 @@ def not_found_line(part: str, lang: str) -> str:
     return f'The sources contain no information about "{part}".'
 
 
-def _lines(content: str) -> list[str]:
-    """Content as prose lines: wrapped lines of a paragraph joined, headings dropped, list marks removed,
-    table rows spelled out with their headers."""
-    out: list[str] = []
-    header: list[str] = []
-    wrapped = False  # whether the previous line was prose that the next line may continue
-    for raw in content.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or _TABLE_RULE.match(line):
-            wrapped = False
-            continue
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            if not header:
-                header = cells
-                continue
-            pairs = zip(header, cells, strict=False)
-            out.append("；".join(f"{h}：{c}" if h else c for h, c in pairs) + "。")
-            continue
-        header = []
-        is_item = bool(_LIST_MARK.match(line))
-        if wrapped and not is_item and not out[-1].endswith(("。", "！", "？", "：", ":")):
-            out[-1] = join_words((out[-1], line))
-        else:
-            out.append(_LIST_MARK.sub("", line))
-        wrapped = True
-    return out
+def unconfirmed_line(part: str, lang: str) -> str:
+    """Said before the closest passages of a part the evidence does not support."""
+    if lang == "zh":
+        return f"未能确认资料回答了「{part}」，以下是最接近的内容："
+    return f'It could not be confirmed that the sources answer "{part}"; the closest passages:'
 
 
-def split_sentences(evidence: Sequence[Hit]) -> list[Sentence]:
-    """Every sentence of the evidence, in evidence order."""
-    found: list[Sentence] = []
-    for index, hit in enumerate(evidence, start=1):
-        position = 0
-        for line in _lines(hit.content):
-            for text in sentences(line):
-                if len(squeeze(text)) >= 2:
-                    found.append(Sentence(text, index, position))
-                    position += 1
-    return found
+def closest_sentences(
+    support: PartSupport, evidence: Sequence[Hit], candidates: Sequence[Sentence], *, threshold: float
+) -> list[Sentence]:
+    """For an unsupported part: the best sentences of paragraphs naming one of the part's entities (its
+    subject) when it has any, when the evidence holds most of its words and, for a quantity, states one
+    of the asked kind; else nothing (a near miss about another subject is never shown)."""
+    part = support.part
+    wanted = terms(part)
+    haystack = Haystack.of("\n".join(hit_text(hit) for hit in evidence))
+    if not wanted or len(haystack.matched(wanted)) < threshold * len(wanted):
+        return []
+    named = {
+        index + 1
+        for index, hit in enumerate(evidence)
+        if not support.terms.entities
+        or any(Stack.of(hit_text(hit)).has_entity(entity) for entity in support.terms.entities)
+    }
+    pool = [s for s in candidates if s.source in named and answers_asked_quantity(part, s.text)]
+    return best_sentences(part, evidence, pool)[:CLOSEST_SENTENCES]
 
 
 def best_sentences(part: str, evidence: Sequence[Hit], candidates: Sequence[Sentence]) -> list[Sentence]:
@@ -138,23 +120,80 @@ def _following(
     return after[: max(0, room)]
 
 
-def answer_pieces(request: AnswerRequest, *, threshold: float = DEFAULT_COVERAGE_THRESHOLD) -> list[str]:
+def _hop_sentences(
+    support: PartSupport,
+    evidence: Sequence[Hit],
+    own: Sequence[Sentence],
+    meaning: Similarities | None,
+) -> list[Sentence]:
+    """What a bridge hop's paragraph adds: its sentence closest in meaning to the part, else those with the
+    words the anchor lacked, else its first sentences (they name its subject and say what it is)."""
+    if meaning is not None:
+        ranked = [s for _, s in meaning.ranked(support.part) if s in own]
+        if ranked:
+            return ranked[:1]
+    anchor = Stack.of(hit_text(evidence[support.paragraphs[0]]))
+    lacking = [w for w in (*support.terms.generic, *support.terms.answer_type) if not anchor.hay.contains(w)]
+    by_words = best_sentences(" ".join(lacking), evidence, own) if lacking else []
+    return by_words[:1] or list(own[:HOP_SENTENCES])
+
+
+def supported_sentences(
+    support: PartSupport,
+    evidence: Sequence[Hit],
+    candidates: Sequence[Sentence],
+    meaning: Similarities | None = None,
+) -> list[Sentence]:
+    """The best sentences of the paragraphs that support the part; the anchor always contributes one, and
+    a bridge hop's linked paragraph what it adds (_hop_sentences)."""
+    sources = {index + 1 for index in support.paragraphs}
+    pool = [s for s in candidates if s.source in sources]
+    chosen = list(support.quoted[:MEANING_SENTENCES])
+    chosen.extend(s for s in best_sentences(support.part, evidence, pool) if s not in chosen)
+    chosen = chosen[:MAX_SENTENCES]
+    anchor = support.paragraphs[0]
+    if not any(s.source == anchor + 1 for s in chosen):
+        own = [s for s in pool if s.source == anchor + 1]
+        chosen = [*chosen[: MAX_SENTENCES - 1], *(best_sentences(support.part, evidence, own)[:1] or own[:1])]
+    if support.hop is not None:
+        own = [s for s in pool if s.source == support.hop + 1]
+        added = [s for s in _hop_sentences(support, evidence, own, meaning) if s not in chosen]
+        chosen = [*chosen[: MAX_SENTENCES - len(added)], *added]
+    return sorted(chosen, key=lambda s: (support.paragraphs.index(s.source - 1), s.position))
+
+
+def answer_pieces(
+    request: AnswerRequest,
+    *,
+    threshold: float = DEFAULT_COVERAGE_THRESHOLD,
+    meaning: Similarities | None = None,
+) -> list[str]:
     """The answer as stream pieces: the label, then each part's heading and quoted sentences."""
     lang = "zh" if request.lang == "zh" else "en"
     evidence = request.evidence
-    parts = question_parts(request.question)
-    haystack = Haystack.of("\n".join(hit_text(h) for h in evidence))
+    question = request.standalone or request.question
+    supports = judge_parts(question, evidence, threshold=threshold, meaning=meaning) if evidence else []
+    by_part = {s.part: s for s in supports}
+    parts = question_parts(question)
     candidates = split_sentences(evidence)
     pieces = [LABELS[lang] + "\n"]
     for part in parts:
         if len(parts) > 1:
             pieces.append(f"\n【{part}】\n" if lang == "zh" else f'\nOn "{part}":\n')
-        coverage = part_coverage(part, haystack)
-        chosen = (
-            best_sentences(part, evidence, candidates) if evidence and coverage.share >= threshold else []
-        )
+        support = by_part.get(part)
+        if support is None:  # a part of nothing but answer-type words: the judge has no say, quote by terms
+            chosen = best_sentences(part, evidence, candidates) if evidence else []
+        else:
+            chosen = supported_sentences(support, evidence, candidates, meaning) if support.covered else []
+        lead = "\n" if len(parts) == 1 else ""
+        if not chosen and support is not None and evidence:
+            closest = closest_sentences(support, evidence, candidates, threshold=threshold)
+            if closest:
+                pieces.append(lead + unconfirmed_line(part, lang) + "\n")
+                pieces.extend(f"- {sentence.text} [{sentence.source}]\n" for sentence in closest)
+                continue
         if not chosen:
-            pieces.append(("\n" if len(parts) == 1 else "") + not_found_line(part, lang) + "\n")
+            pieces.append(lead + not_found_line(part, lang) + "\n")
             continue
         if len(parts) == 1:
             pieces.append("\n")

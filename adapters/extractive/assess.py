@@ -6,58 +6,79 @@ linked to it, with entity-like terms weighing more than generic words and answer
 counted (salience.py); a bridge-shaped part also needs the paragraph about the bridge entity. Terms
 scattered over unrelated paragraphs never cover a part. Uncovered parts become the ``missing`` text
 and, at most two, the next queries (followup.py), never a normalised repeat of a searched query.
-``part_coverage`` is the plain all-evidence term share the extractive answer uses.
+A part asking for a quantity (an amount, duration, count or date) is covered only by paragraphs that
+state one of that kind (quantities.py): the topic alone does not answer "几天".
 CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
+from adapters.extractive.bridges import is_bridge_shaped
 from adapters.extractive.comparison import compared_entities
 from adapters.extractive.followup import choices, note, pick
 from adapters.extractive.parts import question_parts
+from adapters.extractive.quantities import answers_asked_quantity
 from adapters.extractive.salience import Stack, part_terms
-from adapters.extractive.support import PartSupport, analyse_part, hit_text
-from adapters.extractive.terms import Haystack, terms
+from adapters.extractive.semantic import SEMANTIC_MARGIN, SEMANTIC_SUPPORT, Similarities
+from adapters.extractive.sentences import Sentence
+from adapters.extractive.support import MAX_SUPPORTING, PartSupport, analyse_part, hit_text
 from core.models import Assessment, Hit
 from core.text import detect_language
 
 DEFAULT_COVERAGE_THRESHOLD = 0.6
-
 __all__ = [
     "DEFAULT_COVERAGE_THRESHOLD",
-    "PartCoverage",
     "assess_evidence",
     "hit_text",
     "judge_parts",
-    "part_coverage",
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class PartCoverage:
-    """How much of one part's salient terms a haystack contains (the answer's plain check)."""
-
-    part: str
-    terms: tuple[str, ...]
-    matched: tuple[str, ...]
-
-    @property
-    def share(self) -> float:
-        """Matched terms over all terms (1.0 for a part without terms)."""
-        return len(self.matched) / len(self.terms) if self.terms else 1.0
+def _answers_the_asked_kind(support: PartSupport, evidence: Sequence[Hit]) -> bool:
+    """A part asking for a quantity is supported only by paragraphs that state one (not just its topic)."""
+    if not support.covered:
+        return True
+    return any(answers_asked_quantity(support.part, evidence[i].content) for i in support.paragraphs)
 
 
-def part_coverage(part: str, haystack: Haystack) -> PartCoverage:
-    """Coverage of one part by the evidence haystack."""
-    wanted = tuple(terms(part))
-    return PartCoverage(part, wanted, tuple(haystack.matched(wanted)))
+def _by_meaning(
+    support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], meaning: Similarities | None
+) -> PartSupport:
+    """An uncovered part supported by sentences close in meaning, on the conditions of semantic.py."""
+    if support.covered or support.compared or meaning is None or is_bridge_shaped(support.part):
+        return support
+    ranked = meaning.ranked(support.part)
+    if not ranked or ranked[0][0] < SEMANTIC_SUPPORT:
+        return support
+    floor = max(SEMANTIC_SUPPORT, ranked[0][0] - SEMANTIC_MARGIN)
+    quoted: list[Sentence] = []
+    for score, sentence in ranked:
+        if score < floor:
+            break
+        stack = stacks[sentence.source - 1]
+        if all(stack.has_entity(e) for e in support.terms.entities) and answers_asked_quantity(
+            support.part, sentence.text
+        ):
+            quoted.append(sentence)
+    if not quoted:
+        return support
+    paragraphs = tuple(dict.fromkeys(s.source - 1 for s in quoted))[:MAX_SUPPORTING]
+    return replace(
+        support,
+        covered=True,
+        anchor=evidence[paragraphs[0]],
+        paragraphs=paragraphs,
+        quoted=tuple(s for s in quoted if s.source - 1 in paragraphs),
+    )
 
 
-def judge_parts(question: str, evidence: Sequence[Hit], *, threshold: float) -> list[PartSupport]:
-    """Each part of the question with its support in the evidence."""
+def judge_parts(
+    question: str, evidence: Sequence[Hit], *, threshold: float, meaning: Similarities | None = None
+) -> list[PartSupport]:
+    """Each part of the question with its support in the evidence (by terms, else by meaning)."""
     stacks = [Stack.of(hit_text(hit)) for hit in evidence]
     parts = question_parts(question)
     foci = compared_entities(parts)
@@ -66,10 +87,12 @@ def judge_parts(question: str, evidence: Sequence[Hit], *, threshold: float) -> 
         kept = [(t, focus) for t, focus in zip(weighted, foci, strict=True) if t.total]
     else:
         kept = list(zip(weighted, foci, strict=True))
-    return [
+    supports = [
         analyse_part(t, evidence, stacks, question=question, threshold=threshold, compared=bool(focus))
         for t, focus in kept
     ]
+    supports = [s if _answers_the_asked_kind(s, evidence) else replace(s, covered=False) for s in supports]
+    return [_by_meaning(s, evidence, stacks, meaning) for s in supports]
 
 
 def assess_evidence(
@@ -78,10 +101,11 @@ def assess_evidence(
     searched: Sequence[str],
     *,
     threshold: float = DEFAULT_COVERAGE_THRESHOLD,
+    meaning: Similarities | None = None,
 ) -> Assessment:
     """The verdict {sufficient, missing, queries} for the evidence gathered so far (newest last)."""
     english = detect_language(question) == "en"
-    supports = judge_parts(question, evidence, threshold=threshold)
+    supports = judge_parts(question, evidence, threshold=threshold, meaning=meaning)
     if evidence and all(s.covered for s in supports):
         return Assessment(sufficient=True)
     gaps = [s for s in supports if not s.covered or not evidence]

@@ -107,7 +107,7 @@ def _positions(sentence: str, terms: PartTerms) -> list[int]:
             if index >= 0:
                 spots.append(index)
         else:
-            found = re.search(rf"(?<![\w]){re.escape(stem(key))}", low)
+            found = re.search(rf"(?<![0-9a-zà-ÿ_]){re.escape(stem(key))}", low)
             if found:
                 spots.append(found.start())
     return spots

@@ -2,33 +2,74 @@
 
 The roles are deterministic text processing; jieba work runs in worker threads so the event loop stays
 free. Usage is always zero. The engine never fails for lack of a model, which makes it the default
-when no endpoint is configured and the fallback when the configured model is down.
+when no endpoint is configured and the fallback when the configured model is down. With an embedder (the
+offline sentence encoder) the assessor and the answer also judge support by meaning (semantic.py); the
+sentence vectors are cached, so the loop's rounds embed each sentence once.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
+
+import numpy as np
 
 from adapters.extractive.answer import answer_pieces
 from adapters.extractive.assess import DEFAULT_COVERAGE_THRESHOLD, assess_evidence
-from adapters.extractive.parts import split_question
+from adapters.extractive.parts import question_parts, split_question
 from adapters.extractive.rewrite import rewrite_question
+from adapters.extractive.semantic import Similarities
+from adapters.extractive.sentences import Sentence, split_sentences
 from adapters.extractive.summary import summarise_turns
 from core.errors import ModelOutputInvalid
 from core.models import AnswerRequest, Assessment, Completion, Hit, Turn, Usage
+from core.ports import Embedder
 from core.retrieval.complexity import extract_features, rule_score
 
 MULTIHOP_RULE_THRESHOLD = 0.4  # seed 001: the rule score's fallback threshold
+VECTOR_CACHE = 20000  # sentence vectors kept (about 40 MB at 512 floats)
 
 
 class ExtractiveEngine:
     """The Engine port implemented extractively (see the package docstring)."""
 
-    def __init__(self, *, coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD) -> None:
+    def __init__(
+        self, *, coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD, embedder: Embedder | None = None
+    ) -> None:
         if not 0.0 < coverage_threshold <= 1.0:
             raise ValueError(f"coverage_threshold must be in (0, 1], got {coverage_threshold}")
         self._threshold = coverage_threshold
+        self._embedder = embedder
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    async def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of the texts, from the cache where possible."""
+        assert self._embedder is not None
+        missing = [text for text in dict.fromkeys(texts) if text not in self._vectors]
+        if missing:
+            vectors = await self._embedder.embed_documents(missing)
+            for text, vector in zip(missing, vectors, strict=True):
+                array = np.asarray(vector, dtype=np.float32)
+                norm = float(np.linalg.norm(array))
+                self._vectors[text] = array / norm if norm > 0 else array
+            while len(self._vectors) > VECTOR_CACHE:
+                self._vectors.popitem(last=False)
+        for text in texts:
+            self._vectors.move_to_end(text)
+        return np.stack([self._vectors[text] for text in texts])
+
+    async def _meaning(self, question: str, evidence: Sequence[Hit]) -> Similarities | None:
+        """Similarity of each question part to each evidence sentence; None without an embedder."""
+        if self._embedder is None or not evidence:
+            return None
+        parts, found = await asyncio.to_thread(_parts_and_sentences, question, tuple(evidence))
+        if not parts or not found:
+            return None
+        part_vectors = await self._embed(parts)
+        sentence_vectors = await self._embed([s.text for s in found])
+        scores = np.round(part_vectors @ sentence_vectors.T, 4)
+        return Similarities(tuple(parts), tuple(found), tuple(tuple(map(float, row)) for row in scores))
 
     @property
     def name(self) -> str:
@@ -50,8 +91,14 @@ class ExtractiveEngine:
         self, question: str, evidence: Sequence[Hit], searched: Sequence[str]
     ) -> tuple[Assessment, Usage]:
         """Part-by-part term coverage; gap and bridge queries never repeat a searched one."""
+        meaning = await self._meaning(question, evidence)
         verdict = await asyncio.to_thread(
-            assess_evidence, question, tuple(evidence), tuple(searched), threshold=self._threshold
+            assess_evidence,
+            question,
+            tuple(evidence),
+            tuple(searched),
+            threshold=self._threshold,
+            meaning=meaning,
         )
         return verdict, Usage()
 
@@ -68,11 +115,16 @@ class ExtractiveEngine:
 
     async def answer(self, request: AnswerRequest) -> AsyncIterator[str | Completion]:
         """Stream the extractive answer piece by piece, then one Completion with the full text."""
-        pieces = await asyncio.to_thread(answer_pieces, request, threshold=self._threshold)
+        meaning = await self._meaning(request.standalone or request.question, request.evidence)
+        pieces = await asyncio.to_thread(answer_pieces, request, threshold=self._threshold, meaning=meaning)
         for piece in pieces:
             yield piece
             await asyncio.sleep(0)
         yield Completion(text="".join(pieces), finish_reason="stop", usage=Usage(), model=self.name)
+
+
+def _parts_and_sentences(question: str, evidence: tuple[Hit, ...]) -> tuple[list[str], list[Sentence]]:
+    return question_parts(question), split_sentences(evidence)
 
 
 def rule_vote(question: str) -> bool:

@@ -38,6 +38,8 @@ _OPENERS = frozenset(
     ).split()
 )
 _ENTITY_FLAGS = ("nr", "ns", "nt", "nz")
+_NOT_IN_NAMES = frozenset("是的在和与被把对为有说将于向从给让叫也都就")
+_NOT_GIVEN_NAME = ("v", "u", "p", "c", "d", "r", "m", "q", "f")  # 吴 + 灭亡 is a state and a verb, not a name
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
 _ABBREVIATED = re.compile(r"[A-Z]\.|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Sgt|Capt|Rev|Mt|Ft)\.")
 _UNITS = frozenset("kb mb gb tb cny usd rmb eur am pm utc cst".split())
@@ -86,9 +88,18 @@ def same_entity(entity: str, title: str) -> bool:
     return len(short.split()) >= 2 and (long.startswith(short + " ") or long.endswith(" " + short))
 
 
+def top_heading(hit: Hit) -> str:
+    """The first heading of the paragraph's path: a document's own title (its ``# `` line) when it has one."""
+    return hit.heading.split(" > ", 1)[0].strip()
+
+
 def is_about(hit: Hit, entity: str) -> bool:
-    """Whether the paragraph's document is about the entity (its title names it)."""
-    return same_entity(entity, title_of(hit))
+    """Whether the paragraph's document is about the entity: its title (document name, or the document's
+    own first heading, since file names often carry suffixes such as "-2b1e0c") names it."""
+    heading = top_heading(hit)
+    return same_entity(entity, title_of(hit)) or (
+        bool(heading) and same_entity(entity, document_title(heading))
+    )
 
 
 def _is_capitalised(word: str) -> bool:
@@ -187,8 +198,11 @@ def chinese_names(text: str) -> list[str]:
     found: list[str] = []
     tokens = [t for t in pos_tokens(text, hmm=True) if t.word.strip()]
     for i, token in enumerate(tokens):
-        following = tokens[i + 1].word if i + 1 < len(tokens) else ""
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        following = after.word if after is not None and not after.flag.startswith(_NOT_GIVEN_NAME) else ""
         if token.flag == "nr" and len(token.word) == 1 and 1 <= len(following) <= 2 and CJK.match(following):
+            if len(following) == 2 and following[-1] in _NOT_IN_NAMES:
+                following = following[0]  # 潘 + 淑是: the verb after the given name is no part of it
             name = token.word + following  # a surname jieba cut off its given name (林 + 远航)
         elif token.flag.startswith(_ENTITY_FLAGS) and len(token.word) >= 2 and CJK.search(token.word):
             name = token.word

@@ -1,10 +1,13 @@
 """Follow-up rewrite without a model: attach the previous turn's subject to an elliptical question.
 
-A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/其/其中/该/上述/此/这,
-it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what about X?", or has no content word
-of its own ("为什么?", "具体怎么算?"). The subject is the latest turn's noun phrases (jieba POS), taken
-from that turn's own rewrite, so a chain of follow-ups keeps its topic. Self-contained questions are
-returned unchanged. CPU-bound (jieba): call from a worker thread.
+A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/这类/其/其中/该/上述/此/这,
+it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what about X?", varies the previous
+question's condition ("那如果只是喝了点酒开车呢?": the condition, then the previous question), has no content
+word of its own ("为什么?", "具体怎么算?"), or drops its subject (no noun phrase or name of its own:
+"那违反了要赔多少?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in front). The
+subject is the latest turn's noun phrases (jieba POS), taken from that turn's own rewrite, so a chain of
+follow-ups keeps its topic. Self-contained questions are returned unchanged. CPU-bound (jieba): call from
+a worker thread.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from adapters.extractive.entities import entities_in
 from adapters.extractive.parts import has_content
 from adapters.extractive.terms import (
     Token,
@@ -30,13 +34,19 @@ MAX_DEPTH = 3
 MAX_SUBJECT_PHRASES = 3
 
 PRONOUNS_ZH = frozenset(
-    "它 它们 其 其中 该 此 上述 这 这个 那个 这些 那些 这种 那种 这项 那项 该项 此项 前者 后者".split()
+    (
+        "它 它们 其 其中 该 此 上述 这 这个 那个 这些 那些 这种 那种 这类 那类 此类 该类 这项 那项 该项 此项 "
+        "前者 后者"
+    ).split()
 )
+MAX_TOPIC_TERMS = 4
 _POSSESSIVE_ZH = frozenset({"其"})
 _NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
 _PRONOUN_EN = re.compile(r"\b(it|they|them|its|their|this|that|these|those)\b", re.IGNORECASE)
 _WHAT_ABOUT_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$", re.IGNORECASE)
 _WHAT_ABOUT_ZH = re.compile(r"^\s*(?:那么|那|还有)?\s*(.+?)\s*呢\s*[？?。]*\s*$")
+_VARIATION_ZH = re.compile(r"^\s*(?:那么|那)?\s*(?:如果|要是|假如|假设|若是|若)(.+?)\s*呢\s*[？?。]*\s*$")
+_LEADING_THEN_ZH = re.compile(r"^\s*(?:那么|那)(?=\S)")
 _SPACES = re.compile(r"\s{2,}")
 
 
@@ -58,9 +68,37 @@ def _rewrite(history: list[Turn], question: str) -> str:
     )
     if rewritten is None:
         rewritten = _what_about(question, previous, english=english)
+    if rewritten is None and not english:
+        rewritten = _variation(question, previous)
     if rewritten is None and not has_content(question):
         rewritten = f"{question.strip()} ({subject})" if english else f"{subject} {question.strip()}"
+    if rewritten is None and not english and _drops_subject(question, previous):
+        rewritten = f"{topic_terms(previous)} {_LEADING_THEN_ZH.sub('', question.strip())}"
     return _SPACES.sub(" ", rewritten).strip() if rewritten else question
+
+
+def topic_terms(question: str) -> str:
+    """The previous question's topic as search terms: its noun phrases, then its other content words."""
+    phrases = noun_phrases(question)
+    inside = "".join(phrases)
+    extra = [term for term in terms(question) if term not in inside]
+    return " ".join([*phrases, *extra][:MAX_TOPIC_TERMS])
+
+
+def _drops_subject(question: str, previous: str) -> bool:
+    """A Chinese follow-up with no noun phrase or name of its own, sharing no term with the previous topic."""
+    if noun_phrases(question) or entities_in(question):
+        return False
+    own = set(terms(question))
+    return not own & set(terms(previous))
+
+
+def _variation(question: str, previous: str) -> str | None:
+    """ "那如果作品是公司的呢?" after "个人写的作品著作权保护期是多久?" -> the condition, then the previous question."""
+    match = _VARIATION_ZH.match(question)
+    if not match or not has_content(match.group(1)):
+        return None
+    return f"{match.group(1).strip(' ，,')}，{previous.strip()}"
 
 
 def subject_of(question: str) -> str:

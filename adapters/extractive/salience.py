@@ -166,11 +166,11 @@ class Stack:
         key = normal(entity)
         if CJK.search(key) or key in ALIASES:
             return self.hay.contains(fold(entity).strip())
-        if re.search(rf"(?<![\w]){re.escape(key)}(?![\w])", self.plain):
+        if re.search(rf"(?<![0-9a-zà-ÿ_]){re.escape(key)}(?![0-9a-zà-ÿ_])", self.plain):
             return True
         words = [w for w in re.findall(r"[^\W_][\w'-]*", key) if len(w) > 1]
         return len(words) >= 2 and all(
-            re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", self.plain) for w in words
+            re.search(rf"(?<![0-9a-zà-ÿ_]){re.escape(w)}(?![0-9a-zà-ÿ_])", self.plain) for w in words
         )
 
 

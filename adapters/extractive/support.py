@@ -5,8 +5,9 @@ kind (salience.py) and by how rare it is in the evidence; the best few are ancho
 when
 
 * an anchor alone contains every entity term and at least ``threshold`` of the weight, unless it lacks
-  some of the part's words while naming, in the sentences that match the part, entities the question
-  does not mention: the missing words are then expected in a paragraph about one of those entities;
+  some of the part's words (matching less than ``IMPLIED_HOP_SHARE`` of the weight) while naming, in the
+  sentences that match the part, entities the question does not mention: the missing words are then
+  expected in a paragraph about one of those entities;
 * or an anchor plus one paragraph linked to it does: a paragraph *about* one of the anchor's top
   bridge entities (forward link, IRCoT's next hop), or a paragraph that names the anchor's own subject
   and adds terms the anchor lacks (backward link).
@@ -30,12 +31,16 @@ from dataclasses import dataclass
 from adapters.extractive.bridges import Candidate, bridge_candidates, is_bridge_shaped, passage_sentences
 from adapters.extractive.entities import is_about, normal, title_of
 from adapters.extractive.salience import ENTITY_WEIGHT, Match, PartTerms, Stack, match
+from adapters.extractive.sentences import Sentence
 from adapters.extractive.terms import CJK, squeeze
 from core.models import Hit
 
 ANCHORS = 3  # paragraphs tried as a part's anchor
 BRIDGE_CANDIDATES = 2  # an anchor's top bridge entities whose paragraphs complete a part
 ANCHORED_SHARE = 0.3  # an anchor without the part's entities bridges only from this share on
+ALSO_SHARE = 0.75  # another paragraph covering the part alone supports it too from this share of the anchor's
+IMPLIED_HOP_SHARE = 0.8  # an anchor matching this much of the part needs no implied hop
+MAX_SUPPORTING = 4  # paragraphs the answer may quote for one part
 
 
 def hit_text(hit: Hit) -> str:
@@ -54,6 +59,9 @@ class PartSupport:
     candidates: tuple[Candidate, ...] = ()
     compared: bool = False
     anchored: bool = False  # the anchor singles something out, so hops from it make sense
+    paragraphs: tuple[int, ...] = ()  # evidence indexes that support the part: anchor, linked hop, others
+    hop: int | None = None  # the linked paragraph of a bridge hop, when the part needed one
+    quoted: tuple[Sentence, ...] = ()  # sentences that support the part by meaning (semantic.py)
 
     @property
     def part(self) -> str:
@@ -105,7 +113,7 @@ def _names(hit: Hit, subject: str) -> bool:
     text = normal(f"{hit.heading}\n{hit.content}")
     if CJK.search(key):
         return squeeze(key) in text.replace(" ", "")
-    return re.search(rf"(?<![\w]){re.escape(key)}(?![\w])", text) is not None
+    return re.search(rf"(?<![0-9a-zà-ÿ_]){re.escape(key)}(?![0-9a-zà-ÿ_])", text) is not None
 
 
 def _linked_cover(
@@ -118,7 +126,7 @@ def _linked_cover(
     bridges: Sequence[str],
     asked: str,
     threshold: float,
-) -> Match | None:
+) -> tuple[Match, int] | None:
     """The joint match of anchor ``a`` and a paragraph linked to it that completes the part with it."""
     subject = title_of(evidence[a])
     for b, other in enumerate(evidence):
@@ -131,8 +139,22 @@ def _linked_cover(
         pair = match(terms, [stacks[a], stacks[b]])
         adds = len(pair.entities) + len(pair.generic) > len(single.entities) + len(single.generic)
         if pair.covers(threshold) and (forward or adds):
-            return pair
+            return pair, b
     return None
+
+
+def _also_covering(
+    singles: Sequence[Match], relevance: Sequence[float], anchor: int, threshold: float
+) -> tuple[int, ...]:
+    """Other paragraphs that cover the part on their own about as well as the anchor (best first)."""
+    floor = ALSO_SHARE * relevance[anchor]
+    others = [
+        i
+        for i, single in enumerate(singles)
+        if i != anchor and single.covers(threshold) and relevance[i] >= floor
+    ]
+    others.sort(key=lambda i: -relevance[i])
+    return tuple(others[: MAX_SUPPORTING - 1])
 
 
 def analyse_part(
@@ -165,20 +187,23 @@ def analyse_part(
         if rank == 0:
             pending = tuple(c for c in ranked if not any(is_about(hit, c.name) for hit in evidence))
             anchored = specific
+        also = _also_covering(singles, relevance, a, threshold)
         if compared:
             if _supports_compared(anchor, single, terms, threshold):
-                return PartSupport(terms, True, anchor, single, compared=True)
+                return PartSupport(terms, True, anchor, single, compared=True, paragraphs=(a, *also))
             continue  # a compared entity needs a paragraph of its own, not one reached through a link
         lacking = len(single.generic) < len(terms.generic)
-        bridged = lacking and any(c.weight > 0 for c in ranked)
+        bridged = lacking and single.share < IMPLIED_HOP_SHARE and any(c.weight > 0 for c in ranked)
         if not bridge_shaped and not bridged and single.covers(threshold):
-            return PartSupport(terms, True, anchor, single)
+            return PartSupport(terms, True, anchor, single, paragraphs=(a, *also))
         bridges = [c.name for c in ranked[:BRIDGE_CANDIDATES]]
         linked = _linked_cover(
             terms, evidence, stacks, a, single, bridges=bridges, asked=asked, threshold=threshold
         )
         if linked is not None:
-            return PartSupport(terms, True, anchor, linked)
+            pair, b = linked
+            others = tuple(i for i in also if i != b)
+            return PartSupport(terms, True, anchor, pair, paragraphs=(a, b, *others), hop=b)
     if not anchors:
         return PartSupport(terms, False, compared=compared)
     top = anchors[0]

@@ -108,3 +108,38 @@ async def test_the_best_row_of_a_table_is_quoted_with_its_headers() -> None:
     text = completions[0].text
     assert "- 城市等级：二线城市；代表城市：杭州、成都；住宿上限：450 元。 [1]" in text
     assert "600 元" not in text
+
+
+async def test_a_bridge_answer_quotes_both_hops() -> None:
+    """The film paragraph naming the actress and the paragraph about her are both quoted; the distractor is not."""
+    from tests.extractive.test_assess_multihop import KISS, KISS_QUESTION, TEMPLE, TREASURER
+
+    request = AnswerRequest(question=KISS_QUESTION, evidence=(KISS, TREASURER, TEMPLE), lang="en")
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    text = completions[0].text
+    assert "Shirley Temple as Corliss Archer. [1]" in text
+    assert "Chief of Protocol of the United States. [3]" in text
+    assert "[2]" not in text
+
+
+async def test_an_unsupported_part_with_its_subject_in_the_evidence_shows_the_closest_passage_as_unconfirmed() -> (
+    None
+):
+    """The film paragraph alone does not answer the bridge question: it is shown, said to be unconfirmed."""
+    from tests.extractive.test_assess_multihop import KISS, KISS_QUESTION, TREASURER
+
+    request = AnswerRequest(question=KISS_QUESTION, evidence=(KISS, TREASURER), lang="en")
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    text = completions[0].text
+    assert "It could not be confirmed that the sources answer" in text
+    assert "[1]" in text and "The sources contain no information" not in text
+
+
+async def test_a_near_miss_about_another_subject_is_reported_not_found() -> None:
+    """A budget figure of another body is neither support nor a closest passage for 某乡's 2026 budget."""
+    evidence = (
+        hit(1, "县级以上各级人民政府应当将行政复议工作经费列入本级预算，预算金额为 5000 元。", "行政复议法"),
+    )
+    request = AnswerRequest(question="某乡 2026 年行政审批服务中心的预算金额是多少？", evidence=evidence)
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    assert "资料中未找到关于「某乡 2026 年行政审批服务中心的预算金额是多少」的信息" in completions[0].text

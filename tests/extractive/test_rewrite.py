@@ -50,13 +50,29 @@ async def test_self_contained_questions_are_unchanged() -> None:
     for question in (
         "报销的截止期限是多久？",
         "JVM 默认使用哪个垃圾回收器？",
-        "我该找谁审批？",  # 该 as the modal "should", not a reference
         "其他假期有哪些？",
         "What are the core hours?",
         "What are the core hours that apply to remote days?",  # a relative "that"
     ):
         rewritten, _ = await engine.rewrite(history, question)
         assert rewritten == question
+
+
+async def test_a_follow_up_that_drops_its_subject_gets_the_previous_topic() -> None:
+    """ "那违反了要赔多少?" has no noun of its own: the previous question's topic terms go in front of it."""
+    engine = ExtractiveEngine()
+    rewritten, _ = await engine.rewrite(turns("劳动合同试用期最长多久？"), "那违反了要赔多少？")
+    assert rewritten == "劳动合同试用期 违反了要赔多少？"
+    modal, _ = await engine.rewrite(turns("年假有几天？"), "我该找谁审批？")
+    assert modal == "年假 我该找谁审批？"  # 该 is the modal "should": kept, not replaced by the subject
+
+
+async def test_a_changed_condition_carries_the_previous_question() -> None:
+    """ "那如果…呢?" keeps the new condition and asks the previous question under it."""
+    rewritten, _ = await ExtractiveEngine().rewrite(
+        turns("醉酒驾驶机动车会受到什么处罚？"), "那如果只是喝了点酒开车，第一次被查到呢？"
+    )
+    assert rewritten == "只是喝了点酒开车，第一次被查到，醉酒驾驶机动车会受到什么处罚？"
 
 
 async def test_no_history_means_no_rewrite() -> None:

@@ -1,0 +1,106 @@
+"""What kind of quantity a question part asks for, and whether a text states one of that kind (pure).
+
+"几天" is answered by a number of days, "多少钱" by an amount of money, "多久" by any duration, "比例" by a
+share, "how many years" by a number of years, "when" by a year or date; a bare "多少" / "how many" by any
+number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
+part, and neither does one stating a number of another kind ("连续工作一年以上" for "每年休几天").
+Article labels (第二十条) are not numbers of anything.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CN_NUMBER = r"[零〇一二两三四五六七八九十百千万亿半几数]+"
+_NUMBER = rf"(?:\d+(?:[.,]\d+)*|{_CN_NUMBER})"
+_EN_NUMBER = (
+    r"(?:\d+(?:[.,]\d+)*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+    r"hundred|thousand|million|billion|dozen|a|an|several)"
+)
+DURATION_ZH = ("日", "天", "周", "星期", "月", "年", "小时", "分钟", "秒")
+DURATION_EN = ("second", "minute", "hour", "day", "week", "month", "year", "decade", "century")
+MONEY_ZH = ("元", "万元", "亿元", "倍")
+SHARE_ZH = ("%", "％", "百分之", "分之", "成")
+
+# (pattern of the asking words, units a stated number must carry; () = any number)
+_ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"(?:几|多少)个?(?:工作日|日|天)"), ("日", "天")),
+    (re.compile(r"(?:几|多少)个?(?:星期|周)"), ("周", "星期", "日", "天")),
+    (re.compile(r"(?:几|多少)个?月"), ("月",)),
+    (re.compile(r"(?:几|多少)年|哪一?年"), ("年",)),
+    (re.compile(r"(?:几|多少)(?:个)?小时"), ("小时",)),
+    (re.compile(r"(?:几|多少)(?:周)?岁|多大年龄|多大年纪|年龄"), ("岁",)),
+    (re.compile(r"多少钱|多少元|多少万|多少费用|金额|数额"), MONEY_ZH),
+    (re.compile(r"(?:几|多少)倍"), ("倍",)),
+    (re.compile(r"比例|百分之几|百分比|几成"), SHARE_ZH),
+    (re.compile(r"多久|多长时间|多长期限|何时|什么时候|几时|期限是"), DURATION_ZH),
+    (re.compile(r"(?:几|多少)(?:个|名|位|人|次|项|条|种|家|本)|多少"), ()),
+)
+# "哪几种" asks for a list; "赔多少" / "罚多少" are often answered by a standard (按…的二倍), not a number.
+_NOT_ASKING_ZH = re.compile(r"哪几|(?:赔|罚|补偿|支付|付|扣)(?:偿)?多少(?!钱|元|万|天|日|年|月)")
+_ASKS_EN: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"\bhow many (?:days|weeks|months|years|hours|minutes|decades)\b", re.I), DURATION_EN),
+    (re.compile(r"\bhow (?:long|often)\b", re.I), DURATION_EN),
+    (re.compile(r"\bhow old\b|\bwhat age\b|\bat what age\b", re.I), ("year", "age")),
+    (re.compile(r"\bwhen\b|\bwhat year\b|\bin which year\b|\bwhat date\b", re.I), ("@year",)),
+    (re.compile(r"\bhow (?:many|much|far|big|large|tall|high)\b", re.I), ()),
+)
+_ARTICLE_LABEL = re.compile(rf"第{_CN_NUMBER}条(?:之{_CN_NUMBER})?|第{_CN_NUMBER}[章节款项编]|第\d+条")
+_YEAR = re.compile(r"(?<!\d)(?:1[5-9]\d\d|20\d\d)(?!\d)")
+
+
+def asked_units(part: str) -> tuple[str, ...] | None:
+    """The units a number answering the part must carry: None when the part asks for no quantity, () for
+    any number."""
+    if re.search(r"[\u4e00-\u9fff]", part):
+        if _NOT_ASKING_ZH.search(part):
+            return None
+        for pattern, units in _ASKS_ZH:
+            if pattern.search(part):
+                return units
+        return None
+    for pattern, units in _ASKS_EN:
+        if pattern.search(part):
+            return units
+    return None
+
+
+def states_quantity(text: str, units: tuple[str, ...] = ()) -> bool:
+    """Whether the text states a number carrying one of the units (any number when units is empty)."""
+    plain = _ARTICLE_LABEL.sub(" ", text)
+    if "@year" in units:
+        return bool(_YEAR.search(plain))
+    if not units:
+        return bool(
+            re.search(
+                rf"\d|百分之|{_CN_NUMBER}(?:个|名|人|次|项|条|种|日|天|月|年|元|倍|岁|小时|分之|以上|以下|以内)",
+                plain,
+            )
+            or (
+                re.search(rf"\b{_EN_NUMBER}\b", plain, re.I)
+                and re.search(
+                    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|hundred|thousand|million|billion)\b",
+                    plain,
+                    re.I,
+                )
+            )
+        )
+    for unit in units:
+        if unit in SHARE_ZH[:2] and unit in plain:
+            return True
+        if unit in ("百分之", "分之") and re.search(rf"{_NUMBER}?{unit}{_NUMBER}", plain):
+            return True
+        if re.search(r"[a-z]", unit):
+            if re.search(rf"\b{_EN_NUMBER}[\s-]+{unit}s?\b", plain, re.I):
+                return True
+            continue
+        if re.search(rf"{_NUMBER}\s*(?:个|多|余)?\s*(?:工作|周)?{re.escape(unit)}", plain):
+            return True
+    return False
+
+
+def answers_asked_quantity(part: str, text: str) -> bool:
+    """True unless the part asks for a quantity the text does not state (see the module docstring)."""
+    units = asked_units(part)
+    return units is None or states_quantity(text, units)
