@@ -43,7 +43,8 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from multihop_classifier.encoders import Encoder, UseEncoder
+    from multihop_classifier.encoders import UseEncoder
+    from multihop_classifier.encoding import Encoder
     from multihop_classifier.head import HeadConfig
     from multihop_classifier.training import TrainOptions, train
 
@@ -189,7 +190,7 @@ def add_commands(commands: Any) -> None:
 
 def run(args: argparse.Namespace, *, usage: Callable[[], None]) -> int:
     """Run the chosen sub-command; a known error prints one line and returns 2."""
-    from multihop_classifier.encoders import EncoderUnavailable
+    from multihop_classifier.encoding import EncoderUnavailable
     from multihop_classifier.examples import DataError
     from multihop_classifier.export import ExportError
     from multihop_classifier.model import ModelMissing

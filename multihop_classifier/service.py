@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from multihop_classifier.encoders import EncoderUnavailable
+from multihop_classifier.encoding import EncoderUnavailable
 from multihop_classifier.features import FeatureError, parse_features
 from multihop_classifier.model import ClassifierModel, ModelMissing, Prediction, load_model
 

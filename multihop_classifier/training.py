@@ -19,7 +19,8 @@ import numpy as np
 
 from core.retrieval.complexity import FEATURE_NAMES
 from multihop_classifier import MAX_TOKENS
-from multihop_classifier.encoders import Encoder, UseEncoder
+from multihop_classifier.encoders import UseEncoder
+from multihop_classifier.encoding import Encoder
 from multihop_classifier.examples import (
     DataError,
     Example,
