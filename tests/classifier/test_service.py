@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from core.retrieval.complexity import FEATURE_NAMES, extract_features
 from multihop_classifier.model import MODEL_FILE, resolve_model_dir
-from tests.classifier.support import running_service
+from tests.classifier.support import Service, running_service
 
+ROOT = Path(__file__).resolve().parents[2]
 MULTI = "Which was founded earlier, Stanford University or the World Bank?"
 SINGLE = "年假一共有几天？"
 
@@ -165,3 +172,40 @@ async def test_a_damaged_model_is_reported_not_ready(
         "bert backbone gone": "no BERT",
     }
     assert expected[damage] in health["reason"]
+
+
+async def test_kb_classifier_serve_runs_the_service_on_the_given_port(tiny_model: tuple[Path, Path]) -> None:
+    """`kb classifier serve --host --port --model-dir` in its own process answers /health and /predict."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    argv = [
+        "classifier",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--model-dir",
+        str(tiny_model[1]),
+    ]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", *argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        async with aiohttp.ClientSession() as session:
+            service = Service(f"http://127.0.0.1:{port}", session)
+            async with asyncio.timeout(60):
+                while True:
+                    try:
+                        health = await service.wait_until_loaded()
+                        break
+                    except aiohttp.ClientConnectionError:
+                        assert process.returncode is None, "the service exited"
+                        await asyncio.sleep(0.1)
+            status, answer = await service.call("POST", "/predict", {"question": MULTI})
+    finally:
+        process.send_signal(signal.SIGINT)
+        output = (await asyncio.wait_for(process.communicate(), 30))[0].decode()
+    assert health["ready"] is True and status == 200 and answer["label"] == "multi"
+    assert f"http://127.0.0.1:{port}" in output and process.returncode == 0
