@@ -107,6 +107,8 @@ def train(
         )
     if options.split not in ("random", "template"):
         raise DataError(f"split must be 'random' or 'template', got {options.split!r}")
+    if options.split == "template" and not any("template" in example.extra for example in examples):
+        raise DataError("--split template needs examples with a 'template' field (from `generate`)")
     split = split_examples(
         examples, seed=options.seed, group_by="template" if options.split == "template" else None
     )
