@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -116,9 +116,18 @@ async def _open_lock(settings: Settings, stack: AsyncExitStack) -> ConversationL
 
 @asynccontextmanager
 async def build_services(
-    settings: Settings, *, engine: Engine | None = None, fallback_engine: Engine | None = None
+    settings: Settings,
+    *,
+    engine: Engine | None = None,
+    fallback_engine: Engine | None = None,
+    wrap_kb: Callable[[Any], Any] | None = None,
+    wrap_engine: Callable[[Engine], Engine] | None = None,
 ) -> AsyncIterator[Services]:
-    """Open the store and the knowledge base, build the engine, and wire the pipeline; close all on exit."""
+    """Open the store and the knowledge base, build the engine, and wire the pipeline; close all on exit.
+
+    wrap_kb / wrap_engine decorate the knowledge base and the engine everywhere they are used (`kb eval`
+    observes searches and counts model roles this way).
+    """
     async with AsyncExitStack() as stack:
         settings.kb_home.mkdir(parents=True, exist_ok=True)
         store = await open_store(settings.database_url)
@@ -127,8 +136,12 @@ async def build_services(
         embedders = EmbedderRegistry(settings)
         stack.push_async_callback(embedders.aclose)
         kb = await stack.enter_async_context(open_knowledge_base(settings, embedders=embedders))
+        if wrap_kb is not None:
+            kb = wrap_kb(kb)
         if engine is None:
             engine, fallback_engine = build_engine(settings)
+        if wrap_engine is not None:
+            engine = wrap_engine(engine)
         reranker, fallback_reranker = build_reranker(settings)
         classifier = None
         if settings.kb_classifier_url:

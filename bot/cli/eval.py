@@ -1,0 +1,138 @@
+"""`kb eval`: run a question set through the real pipeline and print what users would get, per type."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bot.compose import build_services, search_policy
+from bot.evaluation.html_report import render_html
+from bot.evaluation.observers import CountingEngine, RecordingKnowledgeBase
+from bot.evaluation.questions import parse_lines
+from bot.evaluation.report import render_table
+from bot.evaluation.runner import EvalRunner, QuestionResult, RunOptions
+from bot.evaluation.summary import summarise_all
+from bot.settings import Settings
+from core.knowledge.search import parse_mode
+from core.models import RETRIEVAL_MODES, SEARCH_MODES
+
+
+def register(commands: Any) -> None:
+    """Add `kb eval`."""
+    parser = commands.add_parser(
+        "eval",
+        help="run a question set (JSONL) through the pipeline and report gold found, citations and notices",
+    )
+    parser.add_argument("questions", help="JSONL file: id, type, question, turns, gold, answer_keywords, ...")
+    parser.add_argument("--dataset", action="append", default=[], required=True, help="dataset (repeatable)")
+    parser.add_argument("--mode", choices=SEARCH_MODES, help="search mode (default: KB_SEARCH_MODE)")
+    parser.add_argument(
+        "--retrieval-mode", choices=RETRIEVAL_MODES, help="force a route (default: KB_RETRIEVAL_MODE)"
+    )
+    parser.add_argument(
+        "--type", action="append", default=[], help="only questions of this type (repeatable)"
+    )
+    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--json", dest="json_path", metavar="FILE", help="write per-question results as JSON")
+    parser.add_argument("--html", dest="html_path", metavar="FILE", help="write a self-contained HTML report")
+    parser.set_defaults(handler=run_eval)
+
+
+def _write(path: str, text: str) -> None:
+    Path(path).write_text(text, encoding="utf-8")
+
+
+class _Progress:
+    """A tqdm bar on a terminal; without one, a line at least every 10 seconds."""
+
+    def __init__(self, total: int) -> None:
+        from tqdm import tqdm
+
+        interactive = sys.stderr.isatty()
+        self._bar = tqdm(
+            total=total,
+            unit="q",
+            file=sys.stderr,
+            dynamic_ncols=interactive,
+            mininterval=0.5 if interactive else 10.0,
+            maxinterval=10.0,
+            ascii=not interactive,
+        )
+
+    def __call__(self, result: QuestionResult) -> None:
+        self._bar.update(1)
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
+    """Exit 0 after printing the table; 2 on a missing file, no usable question or an unknown dataset."""
+    path = Path(args.questions)
+    try:
+        text = await asyncio.to_thread(path.read_text, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+    parsed = parse_lines(text.splitlines())
+    for bad in parsed.bad_lines:
+        print(f"{path}:{bad.line}: skipped: {bad.reason}", file=sys.stderr)
+    questions = [q for q in parsed.questions if not args.type or q.type in args.type]
+    questions = questions[: args.limit] if args.limit else questions
+    if not questions:
+        print(f"error: no usable question in {path}", file=sys.stderr)
+        return 2
+    recorder: dict[str, Any] = {}
+
+    def wrap_kb(kb: Any) -> Any:
+        recorder["kb"] = RecordingKnowledgeBase(kb)
+        return recorder["kb"]
+
+    def wrap_engine(engine: Any) -> Any:
+        recorder["engine"] = CountingEngine(engine)
+        return recorder["engine"]
+
+    async with build_services(settings, wrap_kb=wrap_kb, wrap_engine=wrap_engine) as services:
+        known = set(await services.kb.list_datasets())
+        unknown = [name for name in args.dataset if name not in known]
+        if unknown:
+            listing = ", ".join(sorted(known)) or "(none — ingest one with `kb ingest PATH --dataset NAME`)"
+            print(f"error: unknown dataset {', '.join(unknown)}; existing: {listing}", file=sys.stderr)
+            return 2
+        mode = parse_mode(args.mode or settings.kb_search_mode)
+        retrieval = args.retrieval_mode or None
+        options = RunOptions(
+            datasets=tuple(dict.fromkeys(args.dataset)),
+            search_mode=mode,
+            retrieval_mode=retrieval,
+            tiers=search_policy(settings).tiers,
+        )
+        header = (
+            f"kb eval · {len(questions)} questions from {path.name} · dataset {', '.join(options.datasets)} · "
+            f"search {mode} · retrieval {retrieval or settings.kb_retrieval_mode} · engine {services.engine.name}"
+        )
+        print(header, file=sys.stderr)
+        runner = EvalRunner(services.pipeline, recorder["kb"], recorder["engine"], options)
+        progress = _Progress(len(questions))
+        try:
+            results = await runner.run(questions, progress=progress)
+        finally:
+            progress.close()
+    groups = summarise_all(results)
+    print(header)
+    print(render_table(groups))
+    if args.json_path:
+        payload = {
+            "header": header,
+            "summary": [group.to_dict() for group in groups],
+            "questions": [result.to_dict() for result in results],
+        }
+        await asyncio.to_thread(_write, args.json_path, json.dumps(payload, ensure_ascii=False, indent=1))
+    if args.html_path:
+        page = render_html(f"kb eval · {path.name}", header, groups, results)
+        await asyncio.to_thread(_write, args.html_path, page)
+    return 0

@@ -1,0 +1,65 @@
+"""Did the user get the gold? Pure matching of gold strings against paragraphs and keywords against answers.
+
+Texts are compared after NFKC normalisation, lower-casing and removal of whitespace, with Chinese numerals
+written as digits (cn2an), so "六十日" matches "60日" and "第二十条" matches "第20条". A gold item with a
+``file`` only matches paragraphs of a document whose name contains the file name (without its extension).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.evaluation.questions import Gold
+
+_SPACE = re.compile(r"\s+")
+_EXTENSION = re.compile(r"\.(md|markdown|txt|html?)$", re.IGNORECASE)
+_CJK_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万亿]")
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    """What matching needs of a retrieved paragraph."""
+
+    id: str
+    document_name: str
+    text: str
+
+
+@functools.lru_cache(maxsize=65536)
+def normalise(text: str) -> str:
+    """NFKC, lower case, no whitespace, Chinese numerals as digits."""
+    flat = _SPACE.sub("", unicodedata.normalize("NFKC", text)).lower()
+    if _CJK_NUMERAL.search(flat):
+        import cn2an
+
+        with contextlib.suppress(ValueError, KeyError, IndexError):  # cn2an gives up on some mixed text
+            flat = cn2an.transform(flat, "cn2an")
+    return flat
+
+
+def _file_stem(name: str) -> str:
+    return normalise(_EXTENSION.sub("", name.rsplit("/", 1)[-1]))
+
+
+def gold_in(gold: Gold, paragraph: Paragraph) -> bool:
+    """Whether this paragraph is (one of the places of) the gold item."""
+    if gold.file and _file_stem(gold.file) not in normalise(paragraph.document_name):
+        return False
+    return normalise(gold.must_contain) in normalise(paragraph.text)
+
+
+def found_gold(gold: Sequence[Gold], paragraphs: Iterable[Paragraph]) -> list[bool]:
+    """For each gold item, whether any of the paragraphs holds it."""
+    pool = list(paragraphs)
+    return [any(gold_in(item, paragraph) for paragraph in pool) for item in gold]
+
+
+def keywords_present(answer: str, keywords: Sequence[str]) -> list[bool]:
+    """For each answer keyword, whether the answer contains it (numbers compared as digits)."""
+    text = normalise(answer)
+    return [normalise(keyword) in text for keyword in keywords]

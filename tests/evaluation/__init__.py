@@ -1,0 +1,1 @@
+"""Tests of `kb eval`: the question format, matching, aggregation, reports and the command itself."""

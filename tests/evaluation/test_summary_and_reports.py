@@ -1,0 +1,87 @@
+"""Aggregation of per-question results, the printed table and the self-contained HTML page."""
+
+from __future__ import annotations
+
+from bot.evaluation.html_report import render_html
+from bot.evaluation.report import render_table
+from bot.evaluation.runner import QuestionResult
+from bot.evaluation.summary import summarise_all
+
+
+def _result(**fields: object) -> QuestionResult:
+    base: dict[str, object] = {
+        "id": "q",
+        "type": "single",
+        "question": "?",
+        "gold": [],
+        "expect_notice": False,
+    }
+    base.update(fields)
+    return QuestionResult(**base)  # type: ignore[arg-type]
+
+
+def test_rates_per_type_and_overall() -> None:
+    """Gold shares, all-gold rates, cited-of-final, notice rates, calls and routes are computed per type."""
+    results = [
+        _result(
+            id="1",
+            gold=["a", "b"],
+            baseline_found=[True, False],
+            final_found=[True, True],
+            cited_found=[True, False],
+            any_round_found=[True, True],
+            route="multi",
+            escalated=True,
+            route_source="rule",
+            rounds=2,
+            calls={"assess": 2, "answer": 1},
+            seconds=1.0,
+        ),
+        _result(
+            id="2", type="absent", expect_notice=True, notice=True, route="single", rounds=1, seconds=3.0
+        ),
+        _result(id="3", type="absent", expect_notice=True, notice=False, rounds=1, seconds=2.0),
+        _result(
+            id="4",
+            notice=True,
+            gold=["c"],
+            baseline_found=[True],
+            final_found=[True],
+            cited_found=[True],
+            any_round_found=[True],
+            rounds=1,
+            seconds=0.5,
+        ),
+    ]
+    single, absent, overall = summarise_all(results)
+    assert (single.name, absent.name, overall.name) == ("single", "absent", "all")
+    assert (single.baseline.hits, single.baseline.total) == (2, 3)
+    assert (single.final.hits, single.final.total) == (3, 3)
+    assert (single.cited_of_final.hits, single.cited_of_final.total) == (2, 3)
+    assert (single.baseline_all.hits, single.final_all.hits, single.final_all.total) == (1, 2, 2)
+    assert (absent.notice_expected.hits, absent.notice_expected.total) == (1, 2)
+    assert (single.false_notice.hits, single.false_notice.total) == (1, 2)
+    assert single.calls["assess"] == 1.0 and single.routes == {"escalated": 1, "none": 1}
+    assert overall.mean_rounds == 1.25 and overall.latency_p95 == 3.0
+
+
+def test_table_and_html_show_every_group_and_escape_text() -> None:
+    """The table has a column per type; the page is one file with inline SVG and escaped user text."""
+    results = [
+        _result(
+            question="<script>alert(1)</script>",
+            gold=["x"],
+            baseline_found=[False],
+            final_found=[True],
+            cited_found=[False],
+        ),
+        _result(id="2", type="absent", expect_notice=True),
+    ]
+    groups = summarise_all(results)
+    table = render_table(groups)
+    assert table.splitlines()[0].split() == ["single", "absent", "all"]
+    assert "gold in final evidence" in table and "100% (1/1)" in table
+    page = render_html("kb eval", "header", groups, results)
+    assert page.startswith("<!doctype html>") and "<svg" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing to fetch
