@@ -1,4 +1,4 @@
-"""Command line of the classifier: generate, import, train, eval, export, predict, serve.
+"""Command line of the classifier: generate, import, review, train, eval, export, predict, serve.
 
 ``python -m multihop_classifier COMMAND`` (or ``multihop-classifier``) and ``kb classifier COMMAND``
 share these sub-commands. Known errors print one line (no traceback unless ``-v``) and exit 2.
@@ -39,6 +39,13 @@ def _import(args: argparse.Namespace) -> int:
     print(
         f"wrote {count} {args.set} examples labelled {examples[0].label if examples else '-'} to {args.out}"
     )
+    return 0
+
+
+def _review(args: argparse.Namespace) -> int:
+    from multihop_classifier.review import review
+
+    review(args.data, args.out, sample=args.sample, seed=args.seed, stdin=sys.stdin, stdout=sys.stdout)
     return 0
 
 
@@ -139,6 +146,12 @@ def add_commands(commands: Any) -> None:
     parser.add_argument("path", type=Path, help="the set's file, read in place")
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     parser.add_argument("--limit", type=int, help="sample at most this many questions (seeded)")
+    parser.add_argument("--seed", type=int, default=7)
+
+    parser = _command(commands, "review", _review, help="review examples by hand: keep, flip or drop each")
+    parser.add_argument("--data", type=Path, required=True, help="JSONL to review")
+    parser.add_argument("--out", type=Path, required=True, help="reviewed JSONL (appended; resumes)")
+    parser.add_argument("--sample", type=int, help="review a balanced seeded sample of this many")
     parser.add_argument("--seed", type=int, default=7)
 
     parser = _command(commands, "train", _train, help="train on JSONL data (8/1/1 split, 5 epochs, seeded)")

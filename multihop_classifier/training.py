@@ -58,7 +58,7 @@ def load_training_data(paths: Sequence[Path], *, recompute: bool = False) -> lis
     examples: list[Example] = []
     for path in paths:
         examples.extend(read_examples(path))
-    examples = list(deduplicate(examples))
+    examples = [e for e in deduplicate(examples) if e.extra.get("review") != "dropped"]
     counts = Counter(example.label for example in examples)
     for label in ("single", "multi"):
         if counts[label] < MIN_PER_LABEL:

@@ -94,7 +94,7 @@ async def test_a_down_service_is_not_asked_again_until_retry_after_has_passed() 
 async def test_a_hanging_service_costs_the_timeout_once_not_on_every_question() -> None:
     """A service slower than the timeout costs the first question the timeout; the next ones go on at once."""
     async with scripted_server() as server:
-        server.reply("/predict", {"multi_hop_probability": 0.9}, delay=2.0)
+        server.reply("/predict", {"multi_hop_probability": 0.9}, delay=1.0)
         client = HttpComplexityClassifier(server.base_url, timeout=0.3)
         features = extract_features(MIDDLE_MULTI)
         timings = []
