@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,14 @@ def _import(args: argparse.Namespace) -> int:
     from multihop_classifier.examples import write_examples
     from multihop_classifier.importers import import_examples
 
-    examples = import_examples(args.set, args.path, limit=args.limit, seed=args.seed)
-    count = write_examples(args.out, examples)
-    print(
-        f"wrote {count} {args.set} examples labelled {examples[0].label if examples else '-'} to {args.out}"
+    examples = import_examples(
+        args.set, args.path, limit=args.limit, seed=args.seed, validation_only=args.validation_only
     )
+    count = write_examples(args.out, examples)
+    labels = ", ".join(f"{n} {label}" for label, n in sorted(Counter(e.label for e in examples).items()))
+    eval_only = any(e.extra.get("validation_only") for e in examples)
+    note = " (validation only: for eval --data, never train)" if eval_only else ""
+    print(f"wrote {count} {args.set} examples ({labels or 'none'}) to {args.out}{note}")
     return 0
 
 
@@ -142,11 +146,16 @@ def add_commands(commands: Any) -> None:
     parser = _command(
         commands, "import", _import, help="label a public set: hotpotqa -> multi, cmrc -> single"
     )
-    parser.add_argument("set", choices=("hotpotqa", "cmrc"))
+    parser.add_argument(
+        "set", choices=("hotpotqa", "cmrc", "kb-eval"), help="kb-eval: a `kb eval` set, eval-only"
+    )
     parser.add_argument("path", type=Path, help="the set's file, read in place")
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     parser.add_argument("--limit", type=int, help="sample at most this many questions (seeded)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--validation-only", action="store_true", help="mark the examples eval-only (train refuses them)"
+    )
 
     parser = _command(commands, "review", _review, help="review examples by hand: keep, flip or drop each")
     parser.add_argument("--data", type=Path, required=True, help="JSONL to review")

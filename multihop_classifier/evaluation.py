@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from multihop_classifier.examples import Example, read_examples
-from multihop_classifier.metrics import Metrics, binary_metrics, router_bands
+from multihop_classifier.metrics import Metrics, binary_metrics, router_bands, threshold_for_recall
 from multihop_classifier.model import ClassifierModel
 from multihop_classifier.plot import write_plot
 
@@ -45,6 +45,7 @@ def evaluate_examples(model: ClassifierModel, examples: Sequence[Example], *, na
     operating = binary_metrics(truth, probability, model.threshold)
     default = binary_metrics(truth, probability, 0.5)
     target = float(model.meta.get("recall_target", 0.85))
+    reaching = binary_metrics(truth, probability, threshold_for_recall(truth, probability, target=target))
     return {
         "model_version": model.version,
         "encoder": model.encoder.name,
@@ -56,6 +57,12 @@ def evaluate_examples(model: ClassifierModel, examples: Sequence[Example], *, na
         "recall_target": target,
         "recall_target_met": operating.recall >= target,
         "precision_cost": round(default.precision - operating.precision, 4),
+        "at_recall_target_here": {
+            "threshold": reaching.threshold,
+            "precision": reaching.precision,
+            "recall": reaching.recall,
+            "precision_cost_vs_0_5": round(default.precision - reaching.precision, 4),
+        },
         "router_bands": router_bands(truth, probability),
         "by_source": _breakdown(examples, probability, truth, model.threshold, "source"),
         "by_lang": _breakdown(examples, probability, truth, model.threshold, "lang"),
@@ -69,6 +76,17 @@ def _row(label: str, metrics: Metrics) -> str:
     return (
         f"{label:<12}{metrics.accuracy:>9.4f}{metrics.precision:>11.4f}{metrics.recall:>8.4f}"
         f"{metrics.f1:>8.4f}{'n/a' if metrics.auc is None else format(metrics.auc, '.4f'):>8}"
+    )
+
+
+def _reaching_line(report: dict[str, Any]) -> str:
+    here = report["at_recall_target_here"]
+    if not report["labels"].get("multi") or not report["labels"].get("single"):
+        return "one class only: precision and AUC are not meaningful on this data"
+    return (
+        f"threshold that reaches recall {report['recall_target']} on this data: {here['threshold']:.4f} "
+        f"(recall {here['recall']:.4f}, precision {here['precision']:.4f}; cost vs 0.5: "
+        f"{here['precision_cost_vs_0_5']:+.4f})"
     )
 
 
@@ -94,6 +112,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"recall target {report['recall_target']}: {'met' if report['recall_target_met'] else 'NOT met'} "
         f"(recall {operating.recall:.4f}, precision {operating.precision:.4f}; precision cost vs 0.5: "
         f"{report['precision_cost']:+.4f})",
+        _reaching_line(report),
         f"router bands (>= {bands['multi_threshold']} multi, <= {bands['single_threshold']} single): "
         f"{bands['decided_multi'] + bands['decided_single']:.1%} decided by the classifier (accuracy "
         f"{bands['decided_accuracy']:.1%}), {bands['uncertain']:.1%} uncertain -> model vote; multi recall "

@@ -59,6 +59,12 @@ def load_training_data(paths: Sequence[Path], *, recompute: bool = False) -> lis
     for path in paths:
         examples.extend(read_examples(path))
     examples = [e for e in deduplicate(examples) if e.extra.get("review") != "dropped"]
+    reserved = [example for example in examples if example.extra.get("validation_only")]
+    if reserved:
+        raise DataError(
+            f"{len(reserved)} examples are marked validation_only (e.g. {reserved[0].question[:60]!r}): "
+            "they are for eval --data, never for training"
+        )
     counts = Counter(example.label for example in examples)
     for label in ("single", "multi"):
         if counts[label] < MIN_PER_LABEL:

@@ -12,6 +12,7 @@ from core.retrieval.complexity import extract_features
 from multihop_classifier.examples import DataError, Example, read_examples, split_examples, write_examples
 from multihop_classifier.generate import HARD_KINDS, generate
 from multihop_classifier.importers import import_examples
+from multihop_classifier.training import load_training_data
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -115,12 +116,18 @@ def test_the_importers_label_hotpotqa_multi_and_cmrc_single(tmp_path: Path) -> N
     assert single[0].features == extract_features(single[0].question).as_dict()
 
 
-def test_the_hotpotqa_validation_sample_is_refused_for_training(tmp_path: Path) -> None:
-    """The train-100 HotpotQA sample is reserved for validation; importing it says so."""
+def test_the_hotpotqa_validation_sample_imports_only_for_eval(tmp_path: Path) -> None:
+    """The train-100 HotpotQA sample is reserved for validation: refused, or marked so and then refused by train."""
     reserved = tmp_path / "hotpotqa_train100_questions.json"
-    reserved.write_text("[]", "utf-8")
+    reserved.write_text(json.dumps([{"_id": "x", "question": "Who is older, A or B?"}]), "utf-8")
     with pytest.raises(DataError, match="reserved for validation"):
         import_examples("hotpotqa", reserved)
+    marked = import_examples("hotpotqa", reserved, validation_only=True)
+    assert marked[0].extra["validation_only"] is True
+    path = tmp_path / "marked.jsonl"
+    write_examples(path, [*marked, *generate(40, seed=1)])
+    with pytest.raises(DataError, match="never for training"):
+        load_training_data([path])
 
 
 @pytest.mark.skipif(
