@@ -87,8 +87,14 @@ def _eval(args: argparse.Namespace) -> int:
 
     run = resolve_model_dir(args.model)
     model = load_model(run, encoder_path=args.encoder_path)
-    data = args.data or run / "splits" / "test.jsonl"
-    report = evaluate(model, data, out=args.out or run, log=lambda line: None if args.json else print(line))
+    test_split = run / "splits" / "test.jsonl"
+    data = args.data or test_split
+    # Other data never overwrites the run's own metrics (the ones export ships): it gets its own folder.
+    out = args.out or (run if data == test_split else run / f"eval-{data.stem}")
+    held_back = data.resolve() == test_split.resolve()
+    report = evaluate(
+        model, data, out=out, held_back=held_back, log=lambda line: None if args.json else print(line)
+    )
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     return 0

@@ -131,11 +131,16 @@ def evaluate(
     data: Path,
     *,
     out: Path,
+    held_back: bool = False,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Evaluate on a JSONL file; print the table; write metrics.json and roc.png into ``out``."""
+    """Evaluate on a JSONL file; print the table; write metrics.json and roc.png into ``out``.
+
+    ``held_back`` marks the run's own test split: only such metrics are exported with the model.
+    """
     examples = read_examples(data)
     report = evaluate_examples(model, examples, name=str(data))
+    report["held_back_test_split"] = held_back
     truth, probability = report.pop("_curve")
     out.mkdir(parents=True, exist_ok=True)
     report["plot"] = write_plot(

@@ -23,6 +23,10 @@ def export_model(run: Path, out: Path) -> Path:
     metrics = json.loads((run / METRICS_FILE).read_text("utf-8"))
     if metrics.get("model_version") != version:
         raise ExportError(f"{run / METRICS_FILE} belongs to another model: run eval again")
+    if metrics.get("held_back_test_split") is not True:
+        raise ExportError(
+            f"{run / METRICS_FILE} is not from the run's held-back test split: run eval --model {run}"
+        )
     target = out / version
     if target.exists():
         if (target / HEAD_FILE).read_bytes() != (run / HEAD_FILE).read_bytes():

@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BATCH = 64
 MAX_BODY_BYTES = 512 * 1024
+# Far above what the encoder reads (128 tokens) and what the bot sends (KB_QUESTION_MAX_TOKENS); it bounds
+# the rule-feature work (jieba) one request can ask for.
+MAX_QUESTION_CHARS = 20_000
 
 
 @dataclass(slots=True)
@@ -60,6 +63,9 @@ def parse_item(item: Any, index: int | None = None) -> tuple[str, dict[str, floa
         raise BadRequest(f"'question' must be a string, got {kind}", index=index)
     if not question.strip():
         raise BadRequest("'question' is empty", index=index)
+    if len(question) > MAX_QUESTION_CHARS:
+        reason = f"'question' has {len(question)} characters; the service takes at most {MAX_QUESTION_CHARS}"
+        raise BadRequest(reason, index=index, status=413)
     features = item.get("features")
     if features is None:
         return question, None
@@ -110,6 +116,8 @@ async def predict(request: web.Request) -> web.Response:
     """POST /predict: {question, features?} -> one answer; a list of those -> a list of answers."""
     try:
         body = await request.json()
+    except web.HTTPRequestEntityTooLarge:
+        return _error(413, "invalid_request", f"the body is over {MAX_BODY_BYTES} bytes")
     except (json.JSONDecodeError, UnicodeDecodeError):
         return _error(400, "invalid_request", 'the body must be JSON: {"question": "..."} or a list')
     try:

@@ -125,14 +125,18 @@ async def test_bad_requests_get_400_with_a_reason(
 async def test_a_bad_item_in_a_batch_names_its_index_and_bodies_must_be_json(
     tiny_model: tuple[Path, Path],
 ) -> None:
-    """One bad item fails the batch with its index; a body that is not JSON is a 400 too; oversize is 413."""
+    """One bad item fails the batch with its index; a body that is not JSON is a 400; oversize batch/question/body 413."""
     async with running_service(tiny_model[1], max_batch=4) as service:
         status, answer = await service.call("POST", "/predict", [{"question": "ok"}, {"question": None}])
         raw_status, raw = await service.call("POST", "/predict", raw="question=hello")
         big_status, big = await service.call("POST", "/predict", [{"question": "q"}] * 5)
+        huge_status, huge = await service.call("POST", "/predict", {"question": "年假" * 15_000})
+        body_status, body = await service.call("POST", "/predict", {"question": "x", "pad": "y" * 600_000})
     assert (status, answer["index"]) == (400, 1)
     assert raw_status == 400 and "must be JSON" in raw["reason"]
     assert big_status == 413 and "at most 4" in big["reason"]
+    assert huge_status == 413 and "30000 characters" in huge["reason"]
+    assert body_status == 413 and "body is over" in body["reason"]
 
 
 async def test_without_a_model_health_is_not_ready_and_predict_is_503(tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ def test_the_export_is_named_by_model_version_and_predicts_like_the_run(
 
 
 def test_training_is_seeded_and_export_needs_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Two runs with one seed give identical weights and version; exporting before eval is refused with a reason."""
+    """One seed gives identical weights and version; export needs eval of the held-back split, not of other data."""
     data = tmp_path / "seed.jsonl"
     assert classifier_main(["generate", "--out", str(data), "--count", "120"]) == 0
     for name in ("a", "b"):
@@ -105,6 +105,18 @@ def test_training_is_seeded_and_export_needs_eval(tmp_path: Path, capsys: pytest
     capsys.readouterr()
     assert classifier_main(["export", "--run", str(tmp_path / "a"), "--out", str(tmp_path / "models")]) == 2
     assert "run eval on it before exporting" in capsys.readouterr().err
+    other = tmp_path / "other.jsonl"
+    other.write_bytes((tmp_path / "a" / "splits" / "validation.jsonl").read_bytes())
+    assert (
+        classifier_main(
+            ["eval", "--model", str(tmp_path / "a"), "--data", str(other), "--out", str(tmp_path / "a")]
+        )
+        == 0
+    )
+    assert classifier_main(["export", "--run", str(tmp_path / "a"), "--out", str(tmp_path / "models")]) == 2
+    assert "not from the run's held-back test split" in capsys.readouterr().err
+    assert classifier_main(["eval", "--model", str(tmp_path / "a"), "--data", str(other)]) == 0
+    assert (tmp_path / "a" / "eval-other" / "metrics.json").is_file()
     assert classifier_main(["eval", "--model", str(tmp_path / "a")]) == 0
     for _ in range(2):  # exporting the same weights again is a no-op, not an error
         assert (
@@ -128,6 +140,20 @@ def test_bad_training_data_is_a_one_line_error(
     assert classifier_main(["train", "--data", str(data), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and not (tmp_path / "run" / "model.json").exists()
+
+
+def test_predict_prints_one_json_line_per_question(
+    tiny_model: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`predict` classifies questions locally with an exported model, one JSON object a line."""
+    assert (
+        classifier_main(["predict", "--model-dir", str(tiny_model[1]), "北京和上海哪个大？", "What is BM25?"])
+        == 0
+    )
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["label"] for line in lines] == ["multi", "single"] and lines[0][
+        "question"
+    ] == "北京和上海哪个大？"
 
 
 def test_kb_classifier_offers_the_same_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
