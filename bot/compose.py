@@ -149,8 +149,11 @@ async def build_services(
             from adapters.models.classifier_client import HttpComplexityClassifier
 
             classifier = HttpComplexityClassifier(
-                settings.kb_classifier_url, timeout=settings.kb_classifier_timeout
+                settings.kb_classifier_url,
+                timeout=settings.kb_classifier_timeout,
+                retry_after=settings.kb_classifier_retry_after,
             )
+            stack.push_async_callback(classifier.aclose)
         retriever = IterativeRetriever(
             kb=kb,
             engine=engine,

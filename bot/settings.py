@@ -48,6 +48,7 @@ FLOAT_RANGES: dict[str, tuple[float, float, float]] = {
     "kb_min_score_default": (0.28, 0.0, 1.0),
     "kb_model_timeout": (60.0, 1.0, 600.0),
     "kb_classifier_timeout": (2.0, 0.1, 60.0),
+    "kb_classifier_retry_after": (30.0, 0.0, 3600.0),
     "kb_coverage_threshold": (0.6, 0.0, 1.0),
 }
 CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -120,6 +121,7 @@ class Settings(BaseSettings):
 
     kb_classifier_url: str | None = None
     kb_classifier_timeout: float = 2.0
+    kb_classifier_retry_after: float = 30.0  # a failed classifier is skipped this long
     kb_rerank_url: str | None = None
     kb_rerank_model: str | None = None
     kb_rerank_api_key: str | None = None

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("core", "adapters", "bot")
+PACKAGES = ("core", "adapters", "bot", "multihop_classifier")
 FORBIDDEN = {
     "bot",
     "adapters",
@@ -140,6 +140,28 @@ def test_no_import_cycles() -> None:
     assert import_cycles(import_graph(ROOT)) == []
 
 
+def test_the_classifier_service_stands_apart_from_the_bot() -> None:
+    """multihop_classifier imports no bot or adapter and only core's feature extractor; only `kb classifier` imports it."""
+    graph = import_graph(ROOT)
+    service_imports = {
+        target
+        for source, targets in graph.items()
+        if source.startswith("multihop_classifier")
+        for target in targets
+        if not target.startswith("multihop_classifier")
+    }
+    assert service_imports == {"core.retrieval.complexity"}
+    for path in sorted((ROOT / "multihop_classifier").rglob("*.py")):
+        assert not _imported_roots(path) & {"bot", "adapters"}, path
+    importers = sorted(
+        source
+        for source, targets in graph.items()
+        if not source.startswith("multihop_classifier")
+        and any(t.startswith("multihop_classifier") for t in targets)
+    )
+    assert importers == ["bot.cli.classifier"]
+
+
 def test_core_parts_import_only_what_their_docstring_allows() -> None:
     """core's sub-packages import core's top-level vocabulary and only the sibling parts they declare."""
     offenders: list[str] = []
@@ -185,7 +207,7 @@ def test_the_rules_detect_a_forbidden_import_and_a_cycle(tmp_path: Path) -> None
 def test_every_module_and_test_has_a_docstring() -> None:
     """Each module has a one-line docstring, and so does each test function."""
     missing: list[str] = []
-    for folder in ("core", "adapters", "bot", "tests"):
+    for folder in ("core", "adapters", "bot", "multihop_classifier", "tests"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             if path.stat().st_size and not ast.get_docstring(tree):

@@ -20,7 +20,7 @@ def _command_modules() -> list[ModuleType]:
     # Imported lazily so `kb --help` stays fast and one broken group does not hide the others.
     import importlib
 
-    names = ["ingest", "search", "docs", "ask", "eval", "compact", "demo", "serve"]
+    names = ["ingest", "search", "docs", "ask", "eval", "compact", "demo", "serve", "classifier"]
     modules = []
     for name in names:
         try:

@@ -1,0 +1,1 @@
+"""Tests of the multi-hop classifier package and service (multihop_classifier/)."""
