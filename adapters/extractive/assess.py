@@ -20,11 +20,12 @@ from adapters.extractive.bridges import is_bridge_shaped
 from adapters.extractive.comparison import compared_entities
 from adapters.extractive.followup import choices, note, pick
 from adapters.extractive.parts import question_parts
-from adapters.extractive.quantities import answers_asked_quantity
+from adapters.extractive.quantities import answers_asked_quantity, asked_units
 from adapters.extractive.salience import Stack, part_terms
 from adapters.extractive.semantic import SEMANTIC_MARGIN, SEMANTIC_SUPPORT, Similarities
 from adapters.extractive.sentences import Sentence
 from adapters.extractive.support import MAX_SUPPORTING, PartSupport, analyse_part, hit_text
+from adapters.extractive.terms import Haystack, terms
 from core.models import Assessment, Hit
 from core.text import detect_language
 
@@ -44,6 +45,15 @@ def _answers_the_asked_kind(support: PartSupport, evidence: Sequence[Hit]) -> bo
     return any(answers_asked_quantity(support.part, evidence[i].content) for i in support.paragraphs)
 
 
+def focus_term(part: str, sentences: Sequence[Sentence]) -> str | None:
+    """The part's most specific word in the evidence: of its terms that some sentence contains, the one the
+    fewest sentences contain (a quantity must be stated about it: "子女教育 … 多少钱")."""
+    stacks = [Haystack.of(sentence.text) for sentence in sentences]
+    counts = [(sum(stack.contains(term) for stack in stacks), term) for term in terms(part)]
+    present = [(count, term) for count, term in counts if count]
+    return min(present)[1] if present else None
+
+
 def _by_meaning(
     support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], meaning: Similarities | None
 ) -> PartSupport:
@@ -54,13 +64,16 @@ def _by_meaning(
     if not ranked or ranked[0][0] < SEMANTIC_SUPPORT:
         return support
     floor = max(SEMANTIC_SUPPORT, ranked[0][0] - SEMANTIC_MARGIN)
+    focus = focus_term(support.part, meaning.sentences) if asked_units(support.part) is not None else None
     quoted: list[Sentence] = []
     for score, sentence in ranked:
         if score < floor:
             break
         stack = stacks[sentence.source - 1]
-        if all(stack.has_entity(e) for e in support.terms.entities) and answers_asked_quantity(
-            support.part, sentence.text
+        if (
+            all(stack.has_entity(e) for e in support.terms.entities)
+            and answers_asked_quantity(support.part, sentence.text)
+            and (focus is None or Haystack.of(sentence.text).contains(focus))
         ):
             quoted.append(sentence)
     if not quoted:
