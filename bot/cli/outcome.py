@@ -74,7 +74,7 @@ def error_line(error: KbError, lang: str) -> str:
     """`error: <message>`; an unavailable store also names what could not be reached (no password)."""
     text = f"{error.zh} / {error.en}" if lang == "both" else error.message(lang)
     if isinstance(error, StoreUnavailable) and str(error) != error.en:
-        text = f"{text} ({error})"
+        text = f"{text} (KB_DATABASE_URL: {error})"
     return f"error: {text}"
 
 
@@ -110,6 +110,7 @@ def run_command(
         result = handler(args, settings)
         if inspect.isawaitable(result):
             result = asyncio.run(result)  # type: ignore[arg-type]
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
         return int(result or 0)
     except KbError as error:
         if verbose:
