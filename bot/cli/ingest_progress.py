@@ -20,6 +20,7 @@ from core.knowledge.ingest_plan import IngestProgress
 
 INTERVAL = 10.0  # seconds between plain progress lines
 ETA_AFTER = 3.0  # seconds of work before a remaining-time estimate is shown
+ETA_SHARE = 0.02  # ... and this share of the bytes done (a few small files first predict nothing)
 _MB = 1024 * 1024
 
 
@@ -29,22 +30,27 @@ def _duration(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-def progress_line(progress: IngestProgress, elapsed: float) -> str:
-    """One plain progress line: files, chunks, rate, bytes and (after ETA_AFTER s) the time left."""
-    rate = progress.chunks / elapsed if elapsed > 0 else 0.0
-    parts = [
-        f"ingest: {progress.files_done}/{progress.files_total} files",
-        f"{progress.chunks:,} chunks",
-        f"{rate:,.0f} chunks/s",
-        f"{progress.bytes_done / _MB:.1f} of {progress.bytes_total / _MB:.1f} MB",
-    ]
+def _eta(progress: IngestProgress, elapsed: float) -> str:
     remaining = progress.bytes_total - progress.bytes_done
     if progress.bytes_total and remaining <= 0:
-        parts.append("finishing")
-    elif elapsed >= ETA_AFTER and progress.bytes_done > 0:
-        parts.append(f"ETA {_duration(remaining * elapsed / progress.bytes_done)}")
-    else:
-        parts.append("ETA …")
+        return "finishing"
+    if elapsed >= ETA_AFTER and progress.bytes_done >= ETA_SHARE * progress.bytes_total > 0:
+        return f"ETA {_duration(remaining * elapsed / progress.bytes_done)}"
+    return "ETA …"
+
+
+def progress_line(progress: IngestProgress, elapsed: float, *, with_bytes: bool = True) -> str:
+    """One plain progress line: files, chunks, rate, bytes and the time left (once ETA_AFTER seconds
+    and ETA_SHARE of the bytes are behind, so the estimate rests on real work)."""
+    rate = progress.chunks / elapsed if elapsed > 0 else 0.0
+    parts = [
+        f"{progress.files_done}/{progress.files_total} files",
+        f"{progress.chunks:,} chunks",
+        f"{rate:,.0f} chunks/s",
+    ]
+    if with_bytes:
+        parts.append(f"{progress.bytes_done / _MB:.1f} of {progress.bytes_total / _MB:.1f} MB")
+    parts.append(_eta(progress, elapsed))
     return " · ".join(parts)
 
 
@@ -82,6 +88,8 @@ class IngestReporter:
                 file=self.stream,
                 desc=dataset,
                 dynamic_ncols=True,
+                # tqdm's own estimate would rest on the first small files; ours waits for real work
+                bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}B/{total_fmt}B · {postfix}",
             )
             self._postfix()
         else:
@@ -110,9 +118,13 @@ class IngestReporter:
             )
 
     def tick(self) -> None:
-        """Print a plain line when the interval has passed since the last one."""
-        if self.bar is None and self.clock() - self.last_line >= self.interval:
-            print(progress_line(self.progress, self.clock() - self.started), file=self.stream, flush=True)
+        """Redraw the bar (rate and time left move on), or print a plain line when the interval passed."""
+        if self.bar is not None:
+            self._postfix()
+            self.bar.refresh()
+        elif self.clock() - self.last_line >= self.interval:
+            line = progress_line(self.progress, self.clock() - self.started)
+            print(f"ingest: {line}", file=self.stream, flush=True)
             self.last_line = self.clock()
 
     def note(self, text: str) -> None:
@@ -128,9 +140,8 @@ class IngestReporter:
             self.tick()
 
     def __enter__(self) -> IngestReporter:
-        if not self.interactive:
-            with contextlib.suppress(RuntimeError):  # no running loop: updates alone drive the lines
-                self._ticker = asyncio.get_running_loop().create_task(self._tick_forever())
+        with contextlib.suppress(RuntimeError):  # no running loop: updates alone drive the output
+            self._ticker = asyncio.get_running_loop().create_task(self._tick_forever())
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -196,8 +196,8 @@ class PreparedFile:
 
 
 EMPTY_FILE = "empty file"
-NO_TEXT = "no text (only front matter or comments)"
-HEADINGS_ONLY = "no text besides headings"
+NO_TEXT = "front matter or comments only, no text"
+HEADINGS_ONLY = "headings only, no text"
 
 
 def blank_reason(markdown: str) -> str | None:
