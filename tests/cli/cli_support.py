@@ -12,8 +12,11 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 _PREFIXES = ("KB_", "OPENAI_", "SLACK_")
@@ -156,3 +159,18 @@ def run_main(capsys: Any, *argv: str, stdin: str = "") -> tuple[int, str, str]:
         sys.stdin = saved
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def prepare_home(home: Path, *commands: Sequence[str]) -> Path:
+    """Run `kb` commands in this process against home (for module fixtures: no capsys there); each must
+    exit 0. The environment is restored afterwards."""
+    from bot.cli import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith(_PREFIXES):
+                patch.delenv(name)
+        patch.setenv("KB_HOME", str(home))
+        for command in commands:
+            assert main(list(command)) == 0, command
+    return home

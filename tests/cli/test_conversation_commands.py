@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.sample_kb import SAMPLE_KB_DIR
+from tests.cli.cli_support import run_main
 from tests.model_server import ModelServer
 from tests.role_responder import RoleResponder
 
@@ -64,16 +65,20 @@ def test_ask_follow_up_history_and_trace_offline(env: dict[str, str]) -> None:
     assert [a["answer"] for a in redone["details"]["previous_answers"]] == [record["answer"]]
 
 
-def test_again_needs_an_existing_record_of_that_conversation(env: dict[str, str]) -> None:
-    """--again with a record that is not there, with a question, or with another conversation exits 2."""
-    missing = _kb(env, "ask", "--again", "999")
-    assert missing.returncode == 2 and missing.stderr.strip() == "error: Record 999 was not found."
-    first = json.loads(_kb(env, "ask", "年假有几天?", "--name", "again-a", "--json").stdout)
-    _kb(env, "ask", "病假呢?", "--name", "again-b")
-    foreign = _kb(env, "ask", "--again", str(first["id"]), "--conversation", "again-b")
-    assert foreign.returncode == 2 and f"记录 {first['id']} 不属于会话 cli::again-b:" in foreign.stderr
-    both = _kb(env, "ask", "又一个问题", "--again", str(first["id"]))
-    assert both.returncode == 2 and "--again" in both.stderr
+def test_again_needs_an_existing_record_of_that_conversation(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--again with a record that is not there, with a question, or with another conversation exits 2
+    (run in process: the same entry point as the subprocesses above)."""
+    monkeypatch.setenv("KB_HOME", env["KB_HOME"])
+    code, _, err = run_main(capsys, "ask", "--again", "999")
+    assert (code, err.strip()) == (2, "error: Record 999 was not found.")
+    first = json.loads(run_main(capsys, "ask", "年假有几天?", "--name", "again-a", "--json")[1])
+    run_main(capsys, "ask", "病假呢?", "--name", "again-b")
+    code, _, err = run_main(capsys, "ask", "--again", str(first["id"]), "--conversation", "again-b")
+    assert code == 2 and f"记录 {first['id']} 不属于会话 cli::again-b:" in err
+    code, _, err = run_main(capsys, "ask", "又一个问题", "--again", str(first["id"]))
+    assert code == 2 and "--again" in err
 
 
 def test_bad_questions_exit_with_a_clear_message(env: dict[str, str]) -> None:

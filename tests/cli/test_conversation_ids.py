@@ -16,7 +16,7 @@ import pytest
 from adapters.store.backends import open_store
 from bot.sample_kb import SAMPLE_KB_DIR
 from core.models import ConversationKey
-from tests.cli.cli_support import clean_env, kb, run_main
+from tests.cli.cli_support import clean_env, kb, prepare_home, run_main
 
 SLACK_THREAD = "slack:T0KB:C0KB:1700000000.000100"
 _PRINTED = re.compile(r"\(conversation (\S+) — continue with: kb ask --conversation (\S+) …\)")
@@ -26,12 +26,13 @@ _PRINTED = re.compile(r"\(conversation (\S+) — continue with: kb ask --convers
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A KB_HOME with datasets "sample" (the handbook) and "other" (one note)."""
     path = tmp_path_factory.mktemp("ids_home")
-    env = clean_env(path)
-    assert kb(env, "ingest", str(SAMPLE_KB_DIR), "--dataset", "sample").returncode == 0
     note = path / "note.md"
     note.write_text("# 停车\n\n员工停车位在 B2 层,需提前一天预约。\n", encoding="utf-8")
-    assert kb(env, "ingest", str(note), "--dataset", "other").returncode == 0
-    return path
+    return prepare_home(
+        path,
+        ("ingest", str(SAMPLE_KB_DIR), "--dataset", "sample"),
+        ("ingest", str(note), "--dataset", "other"),
+    )
 
 
 @pytest.fixture
