@@ -467,6 +467,23 @@ async def test_a_scope_is_stored_once_and_read_back(store: SqlConversationStore)
         await store.save_scope("slack:T9:C9:1.0", first)
 
 
+async def test_conversations_of_a_first_version_database_get_an_empty_scope(backend: Backend) -> None:
+    """A database made before scopes existed is upgraded in place: its conversations read no scope
+    until one is saved, and their records are kept."""
+    old = await backend.open(MIGRATIONS[:1])
+    conversation = await new_conversation(old)
+    kept = await answered(old, conversation, "旧问题", "旧回答")
+    await old.close()
+    store = await backend.open(MIGRATIONS)
+    try:
+        assert await store.read_scope(conversation) is None
+        scope = ConversationScope(datasets=("handbook",))
+        assert await store.save_scope(conversation, scope) == scope
+        assert await store.get_record(kept.id) == kept
+    finally:
+        await store.close()
+
+
 _NEXT = len(MIGRATIONS) + 1
 _CURRENT = [(version,) for version in range(1, _NEXT)]
 _V2 = Migration(

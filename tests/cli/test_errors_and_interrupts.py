@@ -164,3 +164,25 @@ def test_chat_exits_on_ctrl_d_with_a_newline(home: Path) -> None:
     session.type("\x04", after=0.5)
     assert session.wait() == 0
     assert session.screen.endswith("> \r\n") and "Traceback" not in session.screen
+
+
+def test_ctrl_c_while_chat_answers_interrupts_that_answer_only(home: Path) -> None:
+    """Ctrl-C during an answer in `kb chat` marks that record interrupted, says so in one line and returns
+    to the prompt; the session goes on until /quit."""
+    server = ModelServer(responder=RoleResponder(), delay=30.0)
+    with server.running_in_thread() as base_url:
+        env = clean_env(home, OPENAI_BASE_URL=base_url, OPENAI_API_KEY="k", KB_CHAT_MODEL=server.model)
+        session = PtySession(env, "chat", "--dataset", "sample", "--mode", "single", "--name", "chat-ctrl-c")
+        session.read_until("> ")
+        session.type("报销的截止期限是多久?\r", after=0.5)
+        session.read_until("正在根据检索资料生成回答")
+        session.type("\x03", after=0.3)
+        screen = session.read_until("重试")
+        session.read_until("> ", timeout=30)
+        session.type("/quit\r", after=0.5)
+        assert session.wait() == 0
+    assert "Traceback" not in session.screen
+    line = next(text for text in screen.splitlines() if "已中断" in text).strip()
+    record = int(line.split("记录 ", 1)[1].split(" ", 1)[0])
+    assert line == f"已中断;记录 {record} 已标记为中断 — 用 `kb ask --again {record}` 重试"
+    assert f"#{record} [interrupted]" in kb(clean_env(home), "history", "chat-ctrl-c").stdout
