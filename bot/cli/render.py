@@ -126,6 +126,6 @@ class ProgressPrinter:
         elif isinstance(event, Notice) and event.kind == "degraded":
             print(f"! {event.text}", file=self.err, flush=True)
         elif isinstance(event, Failed):
-            print(f"✗ {event.message}", file=self.err, flush=True)
+            print(f"error: {event.message}", file=self.err, flush=True)
         elif isinstance(event, Done) and self.streamed:
             self.out.write("\n")
