@@ -27,7 +27,6 @@ from core.retrieval.rerank import LocalReranker
 from core.retrieval.single_search import SearchPolicy
 
 log = logging.getLogger(__name__)
-_announced_extractive = False
 
 
 @dataclass
@@ -49,16 +48,8 @@ class Services:
 
 def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
     """The answering engine and the fallback used when the model fails (None when already extractive)."""
-    global _announced_extractive
     extractive = ExtractiveEngine(coverage_threshold=settings.kb_coverage_threshold, embedder=LocalEmbedder())
     if settings.uses_extractive_engine:
-        if not _announced_extractive:
-            _announced_extractive = True
-            reason = "KB_MODEL=extractive" if settings.kb_model else "no model endpoint is configured"
-            print(
-                f"kb: {reason}; answering with the offline extractive engine (quotes from the sources, no LLM).",
-                file=sys.stderr,
-            )
         return extractive, None
     from adapters.models.openai_chat import OpenAIChatModel
 
@@ -75,6 +66,14 @@ def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
     aux = chat if settings.aux_model == settings.chat_model else model(settings.aux_model)
     engine = LlmEngine(chat=chat, aux=aux, answer_max_tokens=settings.kb_answer_max_tokens)
     return engine, (extractive if settings.kb_answer_fallback else None)
+
+
+def engine_notice(settings: Settings) -> str | None:
+    """The line a command that answers prints when answers will be extractive, naming why; else None."""
+    reason = settings.extractive_reason
+    if reason is None:
+        return None
+    return f"kb: {reason}; answering with the offline extractive engine (quotes from the sources, no LLM)."
 
 
 def build_reranker(settings: Settings) -> tuple[Reranker, Reranker | None]:

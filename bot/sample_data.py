@@ -5,7 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document
+from adapters.knowledge.document_readers import (
+    SUPPORTED_SUFFIXES,
+    UnreadableDocument,
+    iter_document_paths,
+    read_document,
+)
 from bot.sample_kb import SAMPLE_DATASET, SAMPLE_KB_DIR
 from bot.settings import Settings
 from core.knowledge.ingest import ingest
@@ -16,7 +21,8 @@ async def ensure_sample_dataset(
     kb: Any, settings: Settings, *, dataset: str = SAMPLE_DATASET
 ) -> IngestSummary:
     """Ingest the sample documents (idempotent: unchanged files write nothing)."""
-    paths = await asyncio.to_thread(lambda: list(iter_document_paths([SAMPLE_KB_DIR])))
+    found = await asyncio.to_thread(lambda: list(iter_document_paths([SAMPLE_KB_DIR])))
+    paths = [path for path in found if path.suffix.lower() in SUPPORTED_SUFFIXES]  # not the package's .py
     model = await kb.dataset_model(dataset) or settings.kb_embedding_model
     summary = await ingest(
         kb,

@@ -206,6 +206,18 @@ class Settings(BaseSettings):
         return not (self.openai_base_url or self.openai_api_key) or not self.chat_model
 
     @property
+    def extractive_reason(self) -> str | None:
+        """Why answers will be extractive, naming the missing setting; None when a model answers."""
+        if (self.kb_model or "").strip().lower() == EXTRACTIVE_MODEL:
+            return "KB_MODEL=extractive"
+        if not (self.openai_base_url or self.openai_api_key):
+            return "no model endpoint is configured (OPENAI_BASE_URL)"
+        if not self.chat_model:
+            given = "OPENAI_BASE_URL" if self.openai_base_url else "OPENAI_API_KEY"
+            return f"{given} is set but no model is named (set KB_CHAT_MODEL)"
+        return None
+
+    @property
     def chat_model(self) -> str:
         return self.kb_chat_model or (self.kb_model if self.kb_model != EXTRACTIVE_MODEL else None) or ""
 

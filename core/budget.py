@@ -66,11 +66,12 @@ def prefix_length_within(
     return max(minimum, _safe_cut(text, low))
 
 
-def clip(text: str | None, budget: int, *, lang: str | None = None) -> str:
+def clip(text: str | None, budget: int, *, lang: str | None = None, marker: bool = True) -> str:
     """The longest prefix of text within budget tokens, plus a visible truncation marker when cut.
 
     The prefix is found by binary search over character positions, so a multi-byte character or a
-    surrogate pair is never split. The marker matches the text's language unless lang is given.
+    surrogate pair is never split. The marker matches the text's language unless lang is given;
+    marker=False leaves it out (text that is searched for, not read by a model).
     The result, marker included, fits the budget whenever the budget can hold the marker at all.
     """
     if not text:
@@ -78,9 +79,11 @@ def clip(text: str | None, budget: int, *, lang: str | None = None) -> str:
     budget = max(0, budget)
     if count_tokens(text) <= budget:
         return text
-    marker = "\n" + TRUNCATION_MARKERS[lang or detect_language(text)]
-    room = budget - count_tokens(marker)
-    return text[: prefix_length_within(text, room)] + marker
+    if not marker:
+        return text[: prefix_length_within(text, budget)].rstrip()
+    marker_text = "\n" + TRUNCATION_MARKERS[lang or detect_language(text)]
+    room = budget - count_tokens(marker_text)
+    return text[: prefix_length_within(text, room)] + marker_text
 
 
 def setting(name: str, raw: Any, default: int, low: int, high: int) -> int:

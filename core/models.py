@@ -91,6 +91,40 @@ class ConversationKey:
         """A stable string id for this key."""
         return ":".join((self.source, self.team_id, self.channel_id, self.thread_ts))
 
+    @classmethod
+    def from_id(cls, conversation_id: str) -> ConversationKey:
+        """The key whose as_id() is conversation_id (every stored id has at least three colons)."""
+        parts = conversation_id.split(":", 3)
+        parts += [""] * (4 - len(parts))
+        return cls(source=parts[0], team_id=parts[1], channel_id=parts[2], thread_ts=parts[3])
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationScope:
+    """What a conversation searches, fixed at its first question: datasets and the two modes."""
+
+    datasets: tuple[str, ...] = ()
+    search_mode: SearchMode | None = None
+    retrieval_mode: RetrievalMode | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "datasets": list(self.datasets),
+            "search_mode": self.search_mode,
+            "retrieval_mode": self.retrieval_mode,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConversationScope:
+        """The scope stored as JSON; unknown modes read back as None (the configured default)."""
+        search = data.get("search_mode")
+        retrieval = data.get("retrieval_mode")
+        return cls(
+            datasets=tuple(str(name) for name in data.get("datasets") or ()),
+            search_mode=search if search in SEARCH_MODES else None,
+            retrieval_mode=retrieval if retrieval in RETRIEVAL_MODES else None,
+        )
+
 
 class RecordStatus(StrEnum):
     """Lifecycle of one question's record."""

@@ -223,16 +223,18 @@ class Pipeline:
         datasets = tuple(dict.fromkeys(question.datasets))
         if not datasets:
             raise NoKnowledgeBase()
+        search_mode = question.search_mode or self._limits.search_mode
         outcome = await self._retriever.retrieve(
             rewritten,
             datasets=datasets,
-            search_mode=question.search_mode or self._limits.search_mode,
+            search_mode=search_mode,
             retrieval_mode=question.retrieval_mode or self._limits.retrieval_mode,
             emit=emit,
         )
         since = run.lap("retrieval", since)
         run.charge(outcome.usage, outcome.model_calls)
-        run.details["trace"] = {"rewritten": rewritten, **outcome.trace}
+        searched = {"datasets": list(datasets), "search_mode": search_mode}
+        run.details["trace"] = {"rewritten": rewritten, **searched, **outcome.trace}
         await emit(
             Generating(rounds=len(outcome.trace.get("rounds", [])), stop_reason=outcome.stop_reason.value)
         )

@@ -14,6 +14,7 @@ from core.models import (
     Completion,
     ContextSnapshot,
     ConversationKey,
+    ConversationScope,
     DocumentInfo,
     Hit,
     LoadedContext,
@@ -154,6 +155,24 @@ class ConversationStore(Protocol):
 
     async def find_conversation(self, key: ConversationKey) -> str | None:
         """The conversation's id if it exists, without creating it."""
+        ...
+
+    async def match_conversations(self, reference: str, *, limit: int = 10) -> list[str]:
+        """Ids of conversations whose id or channel starts with reference, or whose thread is reference.
+
+        Newest first, at most limit (a short form typed by a user; the caller decides on ambiguity).
+        """
+        ...
+
+    async def read_scope(self, conversation_id: str) -> ConversationScope | None:
+        """The datasets and modes stored at the conversation's first question; None before it."""
+        ...
+
+    async def save_scope(self, conversation_id: str, scope: ConversationScope) -> ConversationScope:
+        """Store the scope unless one is stored already (the first wins); returns the stored one.
+
+        Raises NotFound for an unknown conversation.
+        """
         ...
 
     async def add_question(

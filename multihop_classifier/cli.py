@@ -146,7 +146,7 @@ def add_commands(commands: Any) -> None:
     parser = _command(commands, "generate", _generate, help="write template seed data (zh + en) as JSONL")
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     parser.add_argument("--count", type=int, default=1200, help="number of examples (default 1200, balanced)")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     parser.add_argument("--lang", action="append", choices=("zh", "en"), help="repeat for both (default)")
 
     parser = _command(
@@ -158,7 +158,7 @@ def add_commands(commands: Any) -> None:
     parser.add_argument("path", type=Path, help="the set's file, read in place")
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     parser.add_argument("--limit", type=int, help="sample at most this many questions (seeded)")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     parser.add_argument(
         "--validation-only", action="store_true", help="mark the examples eval-only (train refuses them)"
     )
@@ -167,7 +167,7 @@ def add_commands(commands: Any) -> None:
     parser.add_argument("--data", type=Path, required=True, help="JSONL to review")
     parser.add_argument("--out", type=Path, required=True, help="reviewed JSONL (appended; resumes)")
     parser.add_argument("--sample", type=int, help="review a balanced seeded sample of this many")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
 
     parser = _command(commands, "train", _train, help="train on JSONL data (8/1/1 split, 5 epochs, seeded)")
     parser.add_argument("--data", type=Path, action="append", required=True, help="JSONL file (repeatable)")
@@ -176,11 +176,15 @@ def add_commands(commands: Any) -> None:
     parser.add_argument(
         "--encoder-path", type=Path, help="local BERT/RoBERTa directory (with --encoder bert)"
     )
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument(
+        "--seed", type=int, default=13, help="random seed for the split and training (default 13)"
+    )
+    parser.add_argument("--epochs", type=int, default=5, help="training epochs (default 5)")
     parser.add_argument("--patience", type=int, default=2, help="epochs without a better validation F1")
     parser.add_argument("--hidden", type=int, default=64, help="hidden units of the head (0 = logistic)")
-    parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
+    parser.add_argument(
+        "--max-tokens", type=int, default=MAX_TOKENS, help="questions are cut to this many tokens"
+    )
     parser.add_argument("--recall-target", type=float, default=0.85, help="multi-hop recall on validation")
     parser.add_argument("--recompute-features", action="store_true", help="ignore features in the data")
     parser.add_argument(
@@ -198,19 +202,21 @@ def add_commands(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON instead of the table")
 
     parser = _command(commands, "export", _export, help="copy an evaluated run to OUT/<model_version>/")
-    parser.add_argument("--run", type=Path, required=True)
+    parser.add_argument("--run", type=Path, required=True, help="the training run folder to export")
     parser.add_argument("--out", type=Path, required=True, help="folder of versioned models")
 
     parser = _command(commands, "predict", _predict, help="classify questions locally, one JSON line each")
-    parser.add_argument("question", nargs="+")
-    parser.add_argument("--model-dir", type=Path, required=True)
-    parser.add_argument("--encoder-path", type=Path)
+    parser.add_argument("question", nargs="+", help="one or more questions to classify")
+    parser.add_argument(
+        "--model-dir", type=Path, required=True, help="exported model (or folder of versions)"
+    )
+    parser.add_argument("--encoder-path", type=Path, help="where the BERT backbone is mounted")
 
     parser = _command(commands, "serve", _serve, help="run the HTTP service: POST /predict, GET /health")
     parser.add_argument(
         "--model-dir", type=Path, required=True, help="exported model (or folder of versions)"
     )
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
     parser.add_argument("--encoder-path", type=Path, help="where the BERT backbone is mounted")
     parser.add_argument("--max-batch", type=int, default=64, help="most questions in one batch request")

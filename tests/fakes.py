@@ -25,6 +25,7 @@ from core.models import (
     Completion,
     ContextSnapshot,
     ConversationKey,
+    ConversationScope,
     DocumentInfo,
     Hit,
     Message,
@@ -221,6 +222,7 @@ class InMemoryConversationStore:
         self.conversations: dict[str, ConversationKey] = {}
         self.records: dict[int, Record] = {}
         self.contexts: dict[str, ContextSnapshot] = {}
+        self.scopes: dict[str, ConversationScope] = {}
         self._next_id = 1
         self.turn_queries: list[tuple[str, int]] = []  # (method, limit) for bounded-read assertions
 
@@ -231,6 +233,26 @@ class InMemoryConversationStore:
 
     async def find_conversation(self, key: ConversationKey) -> str | None:
         return key.as_id() if key.as_id() in self.conversations else None
+
+    async def match_conversations(self, reference: str, *, limit: int = 10) -> list[str]:
+        if not reference or limit <= 0:
+            return []
+        found = [
+            conversation_id
+            for conversation_id, key in self.conversations.items()
+            if conversation_id.startswith(reference)
+            or key.channel_id.startswith(reference)
+            or key.thread_ts == reference
+        ]
+        return list(reversed(found))[:limit]  # newest first (dicts keep insertion order)
+
+    async def read_scope(self, conversation_id: str) -> ConversationScope | None:
+        return self.scopes.get(conversation_id)
+
+    async def save_scope(self, conversation_id: str, scope: ConversationScope) -> ConversationScope:
+        if conversation_id not in self.conversations:
+            raise NotFound("会话不存在。", "The conversation does not exist.")
+        return self.scopes.setdefault(conversation_id, scope)
 
     async def add_question(
         self,
@@ -381,7 +403,8 @@ class InMemoryConversationStore:
         return True
 
     async def answered(self, conversation_id: str, question: str, answer: str) -> Record:
-        """Test helper: store a question and its answer as one completed turn."""
+        """Test helper: store a question and its answer as one completed turn (in a stored conversation)."""
+        self.conversations.setdefault(conversation_id, ConversationKey.from_id(conversation_id))
         record, _ = await self.add_question(conversation_id, question)
         return await self.complete_record(record.id, answer=answer, rewritten=None, details={})
 

@@ -40,8 +40,14 @@ _QUANTITY = re.compile(
 _DIGIT = re.compile(r"\d")
 
 
+QUOTED_PART_CHARS = 80  # a not-found line quotes at most this much of a (very long) question part
+
+
 def not_found_line(part: str, lang: str) -> str:
-    """The plain statement that the sources say nothing about a part."""
+    """The plain statement that the sources say nothing about a part (a long part quoted shortened)."""
+    part = " ".join(part.split())
+    if len(part) > QUOTED_PART_CHARS:
+        part = part[: QUOTED_PART_CHARS - 1].rstrip() + "…"
     if lang == "zh":
         return f"资料中未找到关于「{part}」的信息。"
     return f'The sources contain no information about "{part}".'

@@ -18,6 +18,7 @@ earlier versions are still read.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from adapters.knowledge.chroma_catalog import (
     collection_name,
 )
 from adapters.knowledge.keyword_index import KeywordIndex
+from core.knowledge.chunking import embedding_text
 from core.models import Chunk, DocumentInfo, Hit
 
 HNSW_CONFIGURATION = {"hnsw": {"space": "cosine", "ef_search": 400}}
@@ -46,6 +48,7 @@ WRITE_BATCH = 512
 FETCH_SLACK = 8
 HEADING_JOINER = " > "
 TEXT_KEY = "text"
+HASH_KEY = "hash"  # sha1 of the chunk's embedding text: an unchanged chunk keeps its vector on re-ingest
 
 
 @dataclass
@@ -146,6 +149,43 @@ def chunk_records(document: DocumentInfo, chunks: Sequence[Chunk], *, version: s
     ]
     ids = chunk_ids(document.document_id, version, len(chunks))
     return ChunkRecords(version, ids, metadatas)
+
+
+def chunk_hash(embedding_text: str) -> str:
+    """The content hash of a chunk: of exactly the text that is embedded (title, headings, text)."""
+    return hashlib.sha1(embedding_text.encode("utf-8")).hexdigest()
+
+
+def vectors_by_hash(handle: DatasetHandle, entries: Sequence[CatalogEntry]) -> dict[str, np.ndarray]:
+    """The stored vectors of these documents' live chunks, by content hash.
+
+    Chunks written before hashes were stored get theirs from their text, heading and the document
+    title (the embedding text they were embedded from); a rebuilt text that differs only costs a
+    re-embedding, never a wrong vector.
+    """
+    kept: dict[str, np.ndarray] = {}
+    for entry in entries:
+        ids = entry.live_ids
+        for start in range(0, len(ids), WRITE_BATCH):
+            got = handle.collection.get(
+                ids=ids[start : start + WRITE_BATCH], include=["embeddings", "metadatas", "documents"]
+            )
+            for vector, meta, document in zip(
+                got["embeddings"], got["metadatas"], got["documents"] or [None] * len(got["ids"]), strict=True
+            ):
+                meta = dict(meta or {})
+                digest = meta.get(HASH_KEY)
+                if not digest:
+                    heading = str(meta.get("heading", ""))
+                    chunk = Chunk(
+                        chunk_text(document, meta),
+                        tuple(heading.split(HEADING_JOINER)) if heading else (),
+                        int(meta.get("position", 0)),
+                        0,
+                    )
+                    digest = chunk_hash(embedding_text(chunk, document_title=entry.title or entry.info.name))
+                kept[str(digest)] = np.asarray(vector, dtype=np.float32)
+    return kept
 
 
 def chunk_text(document: str | None, meta: dict[str, Any]) -> str:

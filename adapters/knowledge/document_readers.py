@@ -261,12 +261,16 @@ def _is_hidden(name: str) -> bool:
 
 
 def _walk(folder: Path) -> list[Path]:
-    """Supported, non-hidden files under folder, in sorted path order; symlinked folders not followed."""
+    """Non-hidden files under folder, in sorted path order; symlinked folders not followed.
+
+    Files of unsupported types are yielded too: read_document refuses them with a reason, so an
+    ingest reports every file it did not take instead of passing over it in silence.
+    """
     found: list[Path] = []
     for root, dirs, files in os.walk(folder, onerror=None):
         dirs[:] = [d for d in dirs if not _is_hidden(d)]
         for name in files:
-            if not _is_hidden(name) and Path(name).suffix.lower() in SUPPORTED_SUFFIXES:
+            if not _is_hidden(name):
                 found.append(Path(root) / name)
     return sorted(found, key=lambda p: p.relative_to(folder).parts)
 
@@ -274,8 +278,8 @@ def _walk(folder: Path) -> list[Path]:
 def iter_document_paths(paths: Sequence[Path]) -> Iterator[Path]:
     """Files given and files found in folders (recursively), each once, in argument then sorted order.
 
-    Hidden files and folders are skipped inside walks. Paths given explicitly are always yielded, even
-    with an unsupported suffix or when missing, so the caller can warn about them.
+    Hidden files and folders are skipped inside walks. Every other file is yielded, whatever its
+    type, and so are paths given explicitly (even missing ones), so the caller can report each.
     """
     seen: set[Path] = set()
     for given in paths:

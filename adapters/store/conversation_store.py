@@ -9,24 +9,33 @@ records. Backend differences (placeholders, JSON functions, DDL types) live in a
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self
 
 from adapters.store.database import Database
-from adapters.store.errors import record_not_found, record_not_pending
+from adapters.store.errors import conversation_not_found, record_not_found, record_not_pending
 from adapters.store.rows import (
     CONTEXT_COLUMNS,
     RECORD_COLUMNS,
     checked_text,
     context_from_row,
     details_patch,
+    dump_json,
     record_from_row,
     storable_text,
 )
 from core.errors import InvalidInput
-from core.models import ContextSnapshot, ConversationKey, Record, RecordStatus, Turn
+from core.models import (
+    ContextSnapshot,
+    ConversationKey,
+    ConversationScope,
+    Record,
+    RecordStatus,
+    Turn,
+)
 
 _SELECT_RECORD = f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?"
 _ANSWERED_BETWEEN = (
@@ -70,6 +79,38 @@ class SqlConversationStore:
     async def find_conversation(self, key: ConversationKey) -> str | None:
         row = await self._db.fetchrow("SELECT id FROM conversations WHERE id = ?", (key.as_id(),))
         return None if row is None else str(row["id"])
+
+    async def match_conversations(self, reference: str, *, limit: int = 10) -> list[str]:
+        """Ids starting with reference, channels starting with it (a `kb ask` name), threads equal to it.
+
+        Newest first. A full scan of the conversations table: only the command line calls this.
+        """
+        reference = checked_text(reference)
+        if not reference or limit <= 0:
+            return []
+        size = len(reference)
+        rows = await self._db.fetch(
+            "SELECT id FROM conversations WHERE substr(id, 1, ?) = ? OR substr(channel_id, 1, ?) = ?"
+            " OR thread_ts = ? ORDER BY created_at DESC, id LIMIT ?",
+            (size, reference, size, reference, reference, limit),
+        )
+        return [str(row["id"]) for row in rows]
+
+    async def read_scope(self, conversation_id: str) -> ConversationScope | None:
+        row = await self._db.fetchrow("SELECT scope FROM conversations WHERE id = ?", (conversation_id,))
+        return None if row is None else _scope(row["scope"])
+
+    async def save_scope(self, conversation_id: str, scope: ConversationScope) -> ConversationScope:
+        """One statement: the scope is written only where none is stored; returns the stored scope."""
+        param = self._db.dialect.json_param
+        row = await self._db.fetchrow(
+            f"UPDATE conversations SET scope = COALESCE(scope, {param}) WHERE id = ? RETURNING scope",
+            (dump_json(scope.to_dict()), conversation_id),
+        )
+        stored = None if row is None else _scope(row["scope"])
+        if stored is None:
+            raise conversation_not_found(conversation_id)
+        return stored
 
     async def add_question(
         self,
@@ -266,6 +307,11 @@ class SqlConversationStore:
         if record is None:
             raise record_not_found(record_id)
         return record
+
+
+def _scope(value: Any) -> ConversationScope | None:
+    data = json.loads(value) if isinstance(value, str) else value
+    return ConversationScope.from_dict(data) if isinstance(data, dict) else None
 
 
 def _turn(row: Mapping[str, Any]) -> Turn:

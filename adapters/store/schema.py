@@ -80,6 +80,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX idx_records_status ON records (status)",
         ),
     ),
+    Migration(
+        2,
+        "conversation scope: datasets and modes fixed at the first question",
+        # NULL until the first question stores it (ConversationStore.save_scope: the first write wins).
+        ("ALTER TABLE conversations ADD COLUMN scope $JSON",),
+    ),
 )
 
 _VERSION_TABLE = """

@@ -3,24 +3,47 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import inspect
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
 
+from bot.cli.outcome import run_command
 from bot.settings import Settings
 
 Handler = Callable[[argparse.Namespace, Settings], Any]
+DISTRIBUTION = "kb-slack-bot"
+ENVIRONMENT_HELP = """\
+environment (or the same names, lowercase, in the TOML file named by KB_CONFIG; see README):
+  KB_HOME             data directory: Chroma, keyword indexes, SQLite (default ~/.kb)
+  KB_DATABASE_URL     conversations: sqlite:///path (default: a file in KB_HOME) or postgresql://...
+  KB_CHROMA_URL       a Chroma server, e.g. http://127.0.0.1:8000 (default: embedded in KB_HOME)
+  KB_DATASETS         comma-separated datasets searched by default (default: all)
+  OPENAI_BASE_URL, OPENAI_API_KEY, KB_CHAT_MODEL
+                      an OpenAI-compatible model; without them answers are extractive (offline)
+  KB_EMBEDDING_MODEL  embedding model of new datasets (default use-multilingual-v3, offline)
+  KB_RETRIEVAL_MODE, KB_SEARCH_MODE   auto|single|multi, embedding|keywords|blend
+  SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET   for `kb serve`
+
+exit status: 0 done, 1 a service failed or nothing was done, 2 bad input, 130 interrupted (Ctrl-C)
+"""
+
+
+def package_version() -> str:
+    """The installed version of the project."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        return "unknown"
 
 
 def _command_modules() -> list[ModuleType]:
     # Imported lazily so `kb --help` stays fast and one broken group does not hide the others.
     import importlib
 
-    names = ["ingest", "search", "docs", "ask", "eval", "compact", "demo", "serve", "classifier"]
+    names = ["ingest", "search", "docs", "ask", "chat", "eval", "compact", "demo", "serve", "classifier"]
     modules = []
     for name in names:
         try:
@@ -33,8 +56,16 @@ def _command_modules() -> list[ModuleType]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser; each command module adds its sub-commands with set_defaults(handler=...)."""
-    parser = argparse.ArgumentParser(prog="kb", description="Knowledge-base bot: ingest, search, ask, serve.")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    parser = argparse.ArgumentParser(
+        prog="kb",
+        description="Knowledge-base bot: ingest, search, ask, serve.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log debug details and tracebacks to stderr"
+    )
+    parser.add_argument("--version", action="version", version=f"kb {package_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules():
         module.register(commands)
@@ -54,11 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
-    settings = Settings()
-    result = handler(args, settings)
-    if inspect.isawaitable(result):
-        result = asyncio.run(result)  # type: ignore[arg-type]
-    return int(result or 0)
+    chosen = handler
+    return run_command(lambda parsed, _: chosen(parsed, Settings()), args, None)
 
 
 if __name__ == "__main__":  # pragma: no cover

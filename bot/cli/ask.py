@@ -1,4 +1,4 @@
-"""`kb ask`, `kb chat`, `kb history` and `kb trace`: conversations from the terminal."""
+"""`kb ask`, `kb history` and `kb trace`: conversations from the terminal (`kb chat` is bot.cli.chat)."""
 
 from __future__ import annotations
 
@@ -6,141 +6,219 @@ import argparse
 import asyncio
 import json
 import sys
-import uuid
 from typing import Any
 
-from bot.cli.render import ProgressPrinter, format_answer, record_json, record_lang
-from bot.compose import Services, build_services, resolve_datasets
+from bot.cli.conversation import (
+    Conversation,
+    begin_question,
+    choose_conversation,
+    existing_conversation,
+    question_scope,
+)
+from bot.cli.outcome import current_state
+from bot.cli.render import ProgressPrinter, format_answer, format_trace, record_json
+from bot.compose import Services, build_services, engine_notice
 from bot.settings import Settings
+from core.errors import InvalidInput, KbError, NotFound
 from core.events import Done, Failed
-from core.models import ConversationKey, Question, Record
+from core.models import ConversationKey, ConversationScope, Question, Record, RecordStatus
 from core.text import detect_language
+from core.validation import validate_question
+
+EXIT_FAILED, EXIT_BAD_INPUT = 1, 2
 
 
 def register(commands: Any) -> None:
-    """Add the conversation commands."""
+    """Add `kb ask`, `kb history` and `kb trace`."""
     ask = commands.add_parser("ask", help="ask one question (progress on stderr, answer on stdout)")
     ask.add_argument("question", nargs="?", default="", help="the question (omit with --again)")
-    _conversation_options(ask)
+    conversation_options(ask)
     ask.add_argument("--json", action="store_true", help="print the whole record as JSON")
     ask.add_argument(
         "--again",
         type=int,
         metavar="RECORD",
-        help="answer this record's stored question again (needs --conversation)",
+        help="answer this record's stored question again (e.g. one that was interrupted)",
     )
     ask.set_defaults(handler=run_ask)
 
-    chat = commands.add_parser("chat", help="an interactive conversation (/new, /trace, /quit)")
-    _conversation_options(chat)
-    chat.set_defaults(handler=run_chat)
-
     history = commands.add_parser("history", help="the questions and answers of a conversation")
-    history.add_argument("conversation")
+    history.add_argument(
+        "conversation", help="conversation id as printed by kb ask/chat/demo, or a short form"
+    )
     history.set_defaults(handler=run_history)
 
     trace = commands.add_parser("trace", help="how an answer was found: rewrite, rounds, evidence")
-    trace.add_argument("record", type=int)
-    trace.add_argument("--json", action="store_true")
+    trace.add_argument("record", type=int, help="record number (printed under every answer)")
+    trace.add_argument("--json", action="store_true", help="print the stored trace as JSON")
     trace.set_defaults(handler=run_trace)
 
 
-def _conversation_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--conversation", help="continue this conversation (default: a new one)")
-    parser.add_argument("--dataset", action="append", default=[], help="dataset to search (repeatable)")
-    parser.add_argument("--mode", choices=["auto", "single", "multi"], help="retrieval mode")
-    parser.add_argument("--search-mode", choices=["embedding", "keywords", "blend"])
+def conversation_options(parser: argparse.ArgumentParser) -> None:
+    """The options `kb ask` and `kb chat` share: which conversation, what to search."""
+    parser.add_argument(
+        "--conversation",
+        metavar="ID",
+        help="continue this existing conversation (its id as printed, or a unique short form)",
+    )
+    parser.add_argument(
+        "--name", help="continue the conversation of this name, or start it (default: a new conversation)"
+    )
+    parser.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        help="dataset to search (repeatable; default: the conversation's, else KB_DATASETS, else all)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=["auto", "single", "multi"],
+        help="retrieval mode (default: the conversation's, else KB_RETRIEVAL_MODE)",
+    )
+    parser.add_argument(
+        "--search-mode",
+        choices=["embedding", "keywords", "blend"],
+        help="search mode (default: the conversation's, else KB_SEARCH_MODE)",
+    )
 
 
-def _key(conversation: str | None) -> ConversationKey:
-    return ConversationKey(source="cli", channel_id=conversation or uuid.uuid4().hex[:12])
+def checked_question(text: str, *, max_tokens: int) -> str:
+    """The question validated before anything is stored; a blank one is refused in both languages."""
+    state = current_state()
+    state.use_language_of(text)
+    if not any(ch.isalpha() for ch in text or ""):
+        state.lang = "both"
+    return validate_question(text, max_tokens=max_tokens)
 
 
-async def _ask(
-    services: Services,
-    key: ConversationKey,
-    text: str,
-    args: argparse.Namespace,
-    datasets: tuple[str, ...],
-    *,
-    stream: bool,
-    again: int | None = None,
-) -> Record | Failed:
-    printer = ProgressPrinter(lang=detect_language(text), stream_answer=stream)
-    question = Question(
-        conversation=key,
-        text=text,
-        datasets=datasets,
-        retrieval_mode=args.mode,
+async def scope_for(
+    services: Services, conversation: Conversation, args: argparse.Namespace
+) -> ConversationScope:
+    """The scope of the next question of conversation under these flags (unknown datasets refused)."""
+    return await question_scope(
+        services.kb,
+        conversation,
+        datasets=args.dataset,
         search_mode=args.search_mode,
+        retrieval_mode=args.mode,
+        default_datasets=services.settings.kb_datasets,
+    )
+
+
+async def interrupted_record(
+    services: Services, conversation_id: str, text: str, again: int | None
+) -> int | None:
+    """After Ctrl-C: the record the pipeline marked interrupted (one still pending is marked here)."""
+    if again is not None:
+        return again
+    records = await services.store.list_records(conversation_id, limit=1)
+    if not records or records[-1].question != text:
+        return None
+    record = records[-1]
+    if record.status == RecordStatus.PENDING:
+        reason = "interrupted: Ctrl-C"
+        await services.store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason=reason)
+    return record.id
+
+
+async def ask_once(
+    services: Services,
+    conversation_id: str,
+    text: str,
+    scope: ConversationScope,
+    *,
+    again: int | None = None,
+    printer: ProgressPrinter | None = None,
+) -> Record | Failed:
+    """Run one question through the pipeline, printing progress; on Ctrl-C note the record and re-raise."""
+    printer = printer or ProgressPrinter(lang=detect_language(text), stream_answer=False)
+    question = Question(
+        conversation=ConversationKey.from_id(conversation_id),
+        text=text,
+        datasets=scope.datasets,
+        retrieval_mode=scope.retrieval_mode,
+        search_mode=scope.search_mode,
         re_chat_record_id=again,
     )
-    async for event in services.pipeline.ask(question):
-        printer.show(event)
-        if isinstance(event, Done):
-            return event.record
-        if isinstance(event, Failed):
-            return event
+    try:
+        async for event in services.pipeline.ask(question):
+            printer.show(event)
+            if isinstance(event, Done):
+                return event.record
+            if isinstance(event, Failed):
+                return event
+    except asyncio.CancelledError:
+        current_state().record_id = await asyncio.shield(
+            interrupted_record(services, conversation_id, text, again)
+        )
+        raise
     raise RuntimeError("no final event")  # pragma: no cover
+
+
+async def _again_target(services: Services, args: argparse.Namespace) -> tuple[Conversation, str]:
+    """The conversation and stored question of the record --again names."""
+    record = await services.store.get_record(args.again)
+    if record is None:
+        raise NotFound(f"找不到记录 {args.again}。", f"Record {args.again} was not found.")
+    current_state().use_language_of(record.question)
+    conversation = await existing_conversation(services.store, record.conversation_id)
+    if args.conversation:
+        named = await existing_conversation(services.store, args.conversation)
+        if named.id != conversation.id:
+            raise InvalidInput(
+                f"记录 {record.id} 不属于会话 {named.id}(它属于 {conversation.id})。",
+                f"Record {record.id} belongs to conversation {conversation.id}, not {named.id}.",
+            )
+    return conversation, record.question
 
 
 async def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     """Answer one question; exit 0 when answered, 1 when it failed, 2 on bad input."""
-    if args.again is not None and not args.conversation:
-        print("--again needs --conversation (the record's conversation)", file=sys.stderr)
-        return 2
+    if args.again is not None and args.question.strip():
+        raise InvalidInput(
+            "--again 会重新回答记录里保存的问题,不要再给出问题。",
+            "--again answers the record's stored question again; give no question with it.",
+        )
+    text = (
+        args.question
+        if args.again is not None
+        else checked_question(args.question, max_tokens=settings.kb_question_max_tokens)
+    )
     async with build_services(settings) as services:
-        datasets = await resolve_datasets(services, args.dataset)
-        key = _key(args.conversation)
-        result = await _ask(services, key, args.question, args, datasets, stream=False, again=args.again)
-        if isinstance(result, Failed):
-            return 2 if result.record is None else 1
-        print(record_json(result) if args.json else format_answer(result))
-        if not args.conversation:
+        if args.again is not None:
+            conversation, text = await _again_target(services, args)
+        else:
+            conversation = await choose_conversation(
+                services.store, reference=args.conversation, name=args.name
+            )
+        scope = await scope_for(services, conversation, args)
+        notice = engine_notice(settings)
+        if notice:
+            print(notice, file=sys.stderr)
+        conversation_id = await begin_question(services.store, conversation, scope)
+        result = await ask_once(services, conversation_id, text, scope, again=args.again)
+        if conversation.is_new:
             print(
-                f"(conversation: {key.channel_id} — continue with --conversation {key.channel_id})",
+                f"(conversation {conversation_id} — continue with: kb ask --conversation {conversation_id} …)",
                 file=sys.stderr,
             )
+        if isinstance(result, Failed):
+            return EXIT_BAD_INPUT if result.record is None else EXIT_FAILED
+        print(record_json(result) if args.json else format_answer(result))
         return 0
-
-
-async def run_chat(args: argparse.Namespace, settings: Settings) -> int:
-    """Interactive session: every line is a question in the same conversation."""
-    async with build_services(settings) as services:
-        datasets = await resolve_datasets(services, args.dataset, sample_if_empty=True)
-        key = _key(args.conversation)
-        last: Record | None = None
-        print(f"kb chat · datasets: {', '.join(datasets)} · /new /trace /quit", file=sys.stderr)
-        while True:
-            try:
-                line = (await asyncio.to_thread(input, "> ")).strip()
-            except EOFError:
-                return 0
-            if line in {"/quit", "/exit"}:
-                return 0
-            if line == "/new":
-                key = _key(None)
-                print(f"(new conversation {key.channel_id})", file=sys.stderr)
-                continue
-            if line == "/trace":
-                print(_trace_text(last) if last else "(no answer yet)")
-                continue
-            if not line:
-                continue
-            result = await _ask(services, key, line, args, datasets, stream=False)
-            if isinstance(result, Record):
-                last = result
-                print(format_answer(result))
 
 
 async def run_history(args: argparse.Namespace, settings: Settings) -> int:
     """Print a conversation's records, oldest first."""
     async with build_services(settings) as services:
-        conversation_id = await services.store.find_conversation(_key(args.conversation))
-        records = await services.store.list_records(conversation_id) if conversation_id else []
+        conversation = await existing_conversation(services.store, args.conversation)
+        records = await services.store.list_records(conversation.id)
+        print(f"conversation {conversation.id}")
+        scope = conversation.stored_scope
+        if scope is not None:
+            print(f"datasets: {', '.join(scope.datasets) or '-'}")
         if not records:
-            print(f"no records in conversation {args.conversation}", file=sys.stderr)
-            return 1
+            print("(no questions yet)")
         for record in records:
             print(f"#{record.id} [{record.status}] Q: {record.question}")
             if record.rewritten and record.rewritten != record.question:
@@ -150,37 +228,17 @@ async def run_history(args: argparse.Namespace, settings: Settings) -> int:
         return 0
 
 
-def _trace_text(record: Record) -> str:
-    from core.answering.trace_view import render_trace_text
-
-    lang = record_lang(record)
-    lines = [f"record {record.id} [{record.status}] · {record.question}"]
-    if record.rewritten:
-        lines.append(("改写后的问题: " if lang == "zh" else "rewritten: ") + record.rewritten)
-    trace = record.details.get("trace")
-    if trace:
-        lines.append(render_trace_text(trace, lang))
-    context = record.details.get("context")
-    if context:
-        lines.append(("上下文: " if lang == "zh" else "context: ") + json.dumps(context, ensure_ascii=False))
-    for item in record.details.get("citations", []):
-        lines.append(
-            f"[{item['n']}] {item['document']} {item.get('heading', '')} ({item.get('paragraph_id', '')})"
-        )
-    if record.details.get("failure"):
-        lines.append(f"failure: {record.details['failure']}")
-    return "\n".join(lines)
-
-
 async def run_trace(args: argparse.Namespace, settings: Settings) -> int:
     """Show what was searched for a record: rewrite, routing, rounds, stop reason, evidence."""
     async with build_services(settings) as services:
         record = await services.store.get_record(args.record)
         if record is None:
-            print(f"record {args.record} not found", file=sys.stderr)
-            return 1
+            raise NotFound(f"找不到记录 {args.record}。", f"Record {args.record} was not found.")
         if args.json:
             print(json.dumps(record.details.get("trace", {}), ensure_ascii=False, indent=2))
         else:
-            print(_trace_text(record))
+            print(format_trace(record))
         return 0
+
+
+__all__ = ["KbError", "ask_once", "checked_question", "conversation_options", "scope_for"]

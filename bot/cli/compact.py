@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -17,7 +16,8 @@ from core.conversation.compaction import (
 )
 from core.conversation.compaction_batches import turns_tokens
 from core.conversation.compaction_messages import summary_message_tokens
-from core.models import CompactionReport, ContextSnapshot, ConversationKey
+from core.conversation.references import resolve_conversation
+from core.models import CompactionReport, ContextSnapshot
 from core.ports import ConversationLock, ConversationStore
 
 
@@ -63,19 +63,19 @@ def register(commands: Any) -> None:
         "compact",
         help="merge a conversation's older turns into its summary (only when over the token budget)",
     )
-    compact.add_argument("conversation", help="conversation id (e.g. slack:T…:C…:ts) or a `kb ask` name")
+    compact.add_argument(
+        "conversation",
+        help="conversation id as printed by kb ask/chat/demo (slack:T…:C…:ts for a thread), or a short form",
+    )
     compact.set_defaults(handler=run_compact)
 
     context = commands.add_parser("context", help="show a conversation's summary, watermark and revision")
-    context.add_argument("conversation", help="conversation id (e.g. slack:T…:C…:ts) or a `kb ask` name")
+    context.add_argument(
+        "conversation",
+        help="conversation id as printed by kb ask/chat/demo (slack:T…:C…:ts for a thread), or a short form",
+    )
     context.add_argument("--json", action="store_true", help="print the view as JSON")
     context.set_defaults(handler=run_context)
-
-
-def conversation_id_of(argument: str) -> str:
-    """A full conversation id is used as is; a bare name is the id `kb ask --conversation NAME` uses."""
-    argument = argument.strip()
-    return argument if ":" in argument else ConversationKey(source="cli", channel_id=argument).as_id()
 
 
 def format_report(report: CompactionReport) -> str:
@@ -146,28 +146,20 @@ async def context_view(store: ConversationStore, conversation_id: str, *, budget
     return ContextView(conversation_id, snapshot, turns, tokens, budget)
 
 
-async def _known(store: ConversationStore, conversation_id: str, argument: str) -> bool:
-    if await store.list_records(conversation_id, limit=1):
-        return True
-    print(f"no records in conversation {argument}", file=sys.stderr)
-    return False
-
-
 async def compact_command(services: CompactionServices, argument: str) -> int:
-    """Compact one conversation under its lock and print the report; 1 when unknown or failed."""
-    conversation_id = conversation_id_of(argument)
-    if not await _known(services.store, conversation_id, argument):
-        return 1
+    """Compact one conversation under its lock and print the report; 1 when it failed.
+
+    Raises NotFound (exit 2) for a conversation that does not exist.
+    """
+    conversation_id = await resolve_conversation(services.store, argument)
     report = await compact_conversation(conversation_id, loader=services.loader, lock=services.lock)
     print(format_report(report))
     return 1 if report.reason.startswith("failed") else 0
 
 
 async def context_command(services: CompactionServices, argument: str, *, as_json: bool) -> int:
-    """Print a conversation's context view; 1 when the conversation has no records."""
-    conversation_id = conversation_id_of(argument)
-    if not await _known(services.store, conversation_id, argument):
-        return 1
+    """Print a conversation's context view; NotFound (exit 2) for an unknown conversation."""
+    conversation_id = await resolve_conversation(services.store, argument)
     view = await context_view(services.store, conversation_id, budget=services.loader.budget)
     print(context_json(view) if as_json else format_context(view))
     return 0

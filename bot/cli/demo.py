@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import uuid
 from typing import Any
 
+from bot.cli.conversation import begin_question, new_conversation
 from bot.cli.render import ProgressPrinter, format_answer
-from bot.compose import build_services
+from bot.compose import build_services, engine_notice
 from bot.sample_data import ensure_sample_dataset
 from bot.sample_kb import DEMO_QUESTIONS, SAMPLE_DATASET
 from bot.settings import Settings
 from core.events import Done, Failed
-from core.models import ConversationKey, Question
+from core.models import ConversationScope, Question
 from core.text import detect_language
 
 DEMO_OVERRIDES: dict[str, Any] = {
@@ -52,7 +52,14 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
     async with build_services(settings) as services:
         summary = await ensure_sample_dataset(services.kb, settings)
         print(f"ingested the sample handbook: {summary.line()}\n", file=out)
-        key = ConversationKey(source="demo", channel_id=f"demo-{uuid.uuid4().hex[:8]}")
+        notice = engine_notice(settings)
+        if notice:
+            print(notice, file=sys.stderr)
+        conversation = new_conversation(source="demo")
+        key = conversation.key
+        conversation_id = await begin_question(
+            services.store, conversation, ConversationScope(datasets=(SAMPLE_DATASET,))
+        )
         failures = 0
         for turn, text in enumerate(DEMO_QUESTIONS, start=1):
             print(f"━━ turn {turn} ━━ {text}", file=out, flush=True)
@@ -67,11 +74,13 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
                     print(f"\n{format_answer(record)}\n", file=out, flush=True)
                 elif isinstance(event, Failed):
                     failures += 1
-        report = await services.store.read_context(await services.store.ensure_conversation(key))
+        report = await services.store.read_context(conversation_id)
         print(
-            f"conversation {key.channel_id}: summary revision {report.revision}, "
+            f"conversation {conversation_id}: summary revision {report.revision}, "
             f"{report.compacted_rounds} turns compacted (originals kept) · {time.monotonic() - started:.1f} s",
             file=out,
         )
-        print(f"try it yourself: KB_HOME={settings.kb_home} kb chat --dataset {SAMPLE_DATASET}", file=out)
+        home = f"KB_HOME={settings.kb_home}"
+        print(f"continue it: {home} kb chat --conversation {conversation_id}", file=out)
+        print(f"look inside: {home} kb history {conversation_id} · kb context {conversation_id}", file=out)
     return 1 if failures else 0

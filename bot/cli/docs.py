@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from adapters.knowledge.factory import open_knowledge_base
-from bot.cli.search import fit, print_error
+from bot.cli.conversation import check_datasets
+from bot.cli.search import fit
 from bot.settings import Settings
-from core.errors import InvalidInput, KbError, NotFound
+from core.errors import InvalidInput, NotFound
 from core.models import DocumentInfo
 
 _MIN_PREFIX = 6
@@ -22,8 +23,8 @@ def register(commands: Any) -> None:
     docs = commands.add_parser("docs", help="list, disable, enable or delete documents of a dataset")
     actions = docs.add_subparsers(dest="docs_action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="the documents of a dataset")
-    listing.add_argument("--dataset", required=True)
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--dataset", required=True, help="the dataset whose documents to list")
+    listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(handler=run_docs)
     for name, text in (
         ("disable", "hide a document from every search"),
@@ -32,7 +33,7 @@ def register(commands: Any) -> None:
     ):
         action = actions.add_parser(name, help=text)
         action.add_argument("document", metavar="DOC", help="document name or id (or an id prefix)")
-        action.add_argument("--dataset", required=True)
+        action.add_argument("--dataset", required=True, help="the dataset the document is in")
         action.set_defaults(handler=run_docs)
 
 
@@ -83,29 +84,25 @@ def _document_json(doc: DocumentInfo) -> dict[str, Any]:
 
 
 async def run_docs(args: argparse.Namespace, settings: Settings) -> int:
-    """Run one docs action; 2 on an unknown dataset or document."""
+    """Run one docs action; NotFound (exit 2) for an unknown dataset or document."""
     dataset = args.dataset.strip()
-    try:
-        async with open_knowledge_base(settings) as kb:
-            if await kb.dataset_model(dataset) is None:
-                raise NotFound(f"知识库不存在:{dataset}", f"No such dataset: {dataset}")
-            documents = await kb.list_documents(dataset)
-            if args.docs_action == "list":
-                if args.json:
-                    print(json.dumps([_document_json(d) for d in documents], ensure_ascii=False, indent=2))
-                else:
-                    print(format_documents(documents))
-                    print(f"{len(documents)} documents, {sum(d.chunk_count for d in documents)} chunks")
-                return 0
-            doc = resolve_document(documents, args.document)
-            if args.docs_action == "delete":
-                removed = await kb.delete_document(dataset, doc.document_id)
-                print(f"deleted {doc.name} ({doc.document_id}): {removed} chunks removed")
+    async with open_knowledge_base(settings) as kb:
+        if await kb.dataset_model(dataset) is None:
+            await check_datasets(kb, [dataset])
+        documents = await kb.list_documents(dataset)
+        if args.docs_action == "list":
+            if args.json:
+                print(json.dumps([_document_json(d) for d in documents], ensure_ascii=False, indent=2))
             else:
-                enabled = args.docs_action == "enable"
-                await kb.set_enabled(dataset, doc.document_id, enabled)
-                print(f"{'enabled' if enabled else 'disabled'} {doc.name} ({doc.document_id})")
-    except KbError as error:
-        print_error(error)
-        return 2
+                print(format_documents(documents))
+                print(f"{len(documents)} documents, {sum(d.chunk_count for d in documents)} chunks")
+            return 0
+        doc = resolve_document(documents, args.document)
+        if args.docs_action == "delete":
+            removed = await kb.delete_document(dataset, doc.document_id)
+            print(f"deleted {doc.name} ({doc.document_id}): {removed} chunks removed")
+        else:
+            enabled = args.docs_action == "enable"
+            await kb.set_enabled(dataset, doc.document_id, enabled)
+            print(f"{'enabled' if enabled else 'disabled'} {doc.name} ({doc.document_id})")
     return 0

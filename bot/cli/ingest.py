@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document
 from adapters.knowledge.factory import open_knowledge_base
-from bot.cli.search import print_error
+from bot.cli.ingest_progress import IngestReporter
 from bot.settings import INT_RANGES, Settings
-from core.errors import InvalidInput, KbError
+from core.errors import InvalidInput
 from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import IngestEvent, IngestSummary
 
@@ -38,32 +37,58 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run_ingest)
 
 
-def _scan(given: list[Path]) -> tuple[list[Path], list[Path]]:
-    """The files to ingest, and the given folders (prune scope)."""
-    return list(iter_document_paths(given)), [path for path in given if path.is_dir()]
+def _scan(given: list[Path]) -> tuple[list[Path], list[Path], int]:
+    """The files to ingest, the given folders (prune scope), and the files' total size in bytes."""
+    paths = list(iter_document_paths(given))
+    size = 0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            size += path.stat().st_size
+    return paths, [path for path in given if path.is_dir()], size
+
+
+def missing_paths(given: list[Path]) -> list[Path]:
+    """Paths given on the command line that do not exist."""
+    return [path for path in given if not path.exists()]
 
 
 def details(summary: IngestSummary) -> str:
-    """The per-document counts under the summary line."""
+    """The per-document counts under the summary line, and the skipped files by reason."""
     text = (
         f"documents: {summary.added} new, {summary.changed} changed, {summary.unchanged} unchanged, "
         f"{summary.removed} removed, {summary.skipped} skipped"
     )
     if summary.missing:
         text += f"; {summary.missing} no longer on disk (use --prune to delete them)"
+    if summary.skipped:
+        text += "\nskipped: " + ", ".join(f"{count} × {reason}" for reason, count in summary.skip_counts())
     return text
 
 
 async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    """Ingest; 0 when done (skipped files are warnings), 2 on a bad dataset/model choice."""
+    """Ingest and report every file; 2 on bad input (a missing path, the wrong model), 1 when nothing
+    could be ingested (every file skipped, or none found)."""
     started = time.perf_counter()
     dataset = (args.dataset or "").strip()
-    try:
-        if not dataset:
-            raise InvalidInput("知识库名称不能为空。", "The dataset name must not be empty.")
-        max_tokens = args.chunk_tokens if args.chunk_tokens is not None else settings.kb_chunk_tokens
-        max_tokens = max(_MIN_TOKENS, min(_MAX_TOKENS, max_tokens))
-        paths, roots = await asyncio.to_thread(_scan, args.paths)
+    if not dataset:
+        raise InvalidInput("知识库名称不能为空。", "The dataset name must not be empty.")
+    missing = missing_paths(args.paths)
+    if missing:
+        names = ", ".join(str(path) for path in missing)
+        raise InvalidInput(f"文件或文件夹不存在:{names}", f"No such file or folder: {names}")
+    max_tokens = args.chunk_tokens if args.chunk_tokens is not None else settings.kb_chunk_tokens
+    max_tokens = max(_MIN_TOKENS, min(_MAX_TOKENS, max_tokens))
+    paths, roots, total_bytes = await asyncio.to_thread(_scan, args.paths)
+    if not paths:
+        print(f"error: no files found in {', '.join(map(str, args.paths))}", file=sys.stderr)
+        return 1
+    with IngestReporter(sys.stderr, interactive=sys.stderr.isatty()) as reporter:
+        reporter.start(files=len(paths), total_bytes=total_bytes, dataset=dataset)
+
+        def on_event(event: IngestEvent) -> None:
+            if event.outcome == "skipped":
+                reporter.note(f"warning: skipped {event.path}: {event.reason}")
+
         async with open_knowledge_base(settings) as kb:
             existing_model = await kb.dataset_model(dataset)
             model = args.embedding or existing_model or settings.kb_embedding_model
@@ -72,33 +97,24 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
                     f"知识库「{dataset}」使用 {existing_model} 建立,不能改用 {model}。",
                     f"Dataset '{dataset}' was built with {existing_model}; it cannot be ingested with {model}.",
                 )
-            bar = tqdm(total=len(paths), unit="file", file=sys.stderr, disable=not sys.stderr.isatty())
-
-            def on_event(event: IngestEvent) -> None:
-                bar.update(1)
-                if event.outcome == "skipped":
-                    tqdm.write(f"warning: skipped {event.path}: {event.reason}", file=sys.stderr)
-
-            try:
-                summary = await ingest(
-                    kb,
-                    dataset,
-                    paths,
-                    read=read_document,
-                    embedding_model=model,
-                    roots=roots,
-                    max_tokens=max_tokens,
-                    prune=args.prune,
-                    unreadable=(UnreadableDocument, OSError, UnicodeError),
-                    on_event=on_event,
-                )
-            finally:
-                bar.close()
+            summary = await ingest(
+                kb,
+                dataset,
+                paths,
+                read=read_document,
+                embedding_model=model,
+                roots=roots,
+                max_tokens=max_tokens,
+                prune=args.prune,
+                unreadable=(UnreadableDocument, OSError, UnicodeError),
+                on_event=on_event,
+                on_progress=reporter.update,
+            )
             await kb.flush()
-    except KbError as error:
-        print_error(error)
-        return 2
     summary = replace(summary, seconds=time.perf_counter() - started)
     print(summary.line())
     print(details(summary))
+    if summary.ingested == 0:
+        print(f"error: nothing was ingested: all {summary.files} files were skipped", file=sys.stderr)
+        return 1
     return 0

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any, TextIO
 
-from core.answering.answer import render_sources
+from core.answering.answer import contiguous_citations, render_sources
 from core.answering.progress_text import progress_text
 from core.answering.trace_summary import trace_summary
+from core.answering.trace_view import render_trace_text
 from core.events import AnswerDelta, Done, Failed, Notice, Progress
 from core.models import Record
 
@@ -20,8 +22,9 @@ def record_lang(record: Record) -> str:
 def format_answer(record: Record) -> str:
     """Answer text, numbered sources and the one-line trace summary."""
     lang = record_lang(record)
-    parts = [(record.answer or "").rstrip()]
-    sources = render_sources(record.details.get("citations", []), lang)
+    answer, items = contiguous_citations(record.answer or "", record.details.get("citations", []))
+    parts = [answer.rstrip()]
+    sources = render_sources(items, lang)
     if sources:
         parts.append(sources)
     parts.append(f"— {trace_summary(record.details, lang)} · record {record.id}")
@@ -44,6 +47,62 @@ def record_json(record: Record) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
+PROGRESS_WIDTH = 160  # a progress line quotes at most this many characters of a query or a gap
+
+
+def one_line(text: str, width: int = PROGRESS_WIDTH) -> str:
+    """text on one line, cut with … after `width` characters (a long question is not echoed whole)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
+def context_text(context: Mapping[str, Any], lang: str) -> str:
+    """The trace's context line: turns kept and compacted, estimated tokens against the budget."""
+    if not context.get("enabled", True):
+        return "上下文: 未使用历史" if lang == "zh" else "context: history disabled"
+    recent = int(context.get("recent_rounds", 0) or 0)
+    compacted = int(context.get("compacted_rounds", 0) or 0)
+    tokens, budget = context.get("estimated_tokens"), context.get("token_budget")
+    if lang == "zh":
+        parts = [f"近期 {recent} 轮原文", f"摘要含 {compacted} 轮"]
+        if tokens is not None and budget:
+            parts.append(f"约 {tokens}/{budget} token")
+        if context.get("compacted"):
+            parts.append("本次已压缩")
+        if context.get("compaction_error"):
+            parts.append(f"压缩失败: {context['compaction_error']}")
+        return "上下文: " + " · ".join(parts)
+    parts = [f"{recent} recent turns", f"{compacted} in the summary"]
+    if tokens is not None and budget:
+        parts.append(f"~{tokens} of {budget} tokens")
+    if context.get("compacted"):
+        parts.append("compacted for this question")
+    if context.get("compaction_error"):
+        parts.append(f"compaction failed: {context['compaction_error']}")
+    return "context: " + " · ".join(parts)
+
+
+def format_trace(record: Record) -> str:
+    """Everything `kb trace` and chat's /trace show for a record, readable (--json has the raw trace)."""
+    lang = record_lang(record)
+    lines = [f"record {record.id} [{record.status}] · {one_line(record.question)}"]
+    if record.rewritten:
+        lines.append(("改写后的问题: " if lang == "zh" else "rewritten: ") + record.rewritten)
+    trace = record.details.get("trace")
+    if trace:
+        lines.append(render_trace_text(trace, lang))
+    context = record.details.get("context")
+    if isinstance(context, Mapping) and context:
+        lines.append(context_text(context, lang))
+    _, items = contiguous_citations(record.answer or "", record.details.get("citations", []))
+    for item in items:
+        heading = f" {item['heading']}" if item.get("heading") else ""
+        lines.append(f"[{item['n']}] {item['document']}{heading} ({item.get('paragraph_id', '')})")
+    if record.details.get("failure"):
+        lines.append(f"failure: {record.details['failure']}")
+    return "\n".join(lines)
+
+
 class ProgressPrinter:
     """Prints phase lines to stderr; with stream_answer, answer text goes to stdout as it arrives."""
 
@@ -59,7 +118,7 @@ class ProgressPrinter:
     def show(self, event: Progress) -> None:
         text = progress_text(event, self.lang)
         if text:
-            print(f"… {text}", file=self.err, flush=True)
+            print(f"… {one_line(text)}", file=self.err, flush=True)
         elif isinstance(event, AnswerDelta) and self.stream_answer:
             self.out.write(event.text)
             self.out.flush()
@@ -67,6 +126,6 @@ class ProgressPrinter:
         elif isinstance(event, Notice) and event.kind == "degraded":
             print(f"! {event.text}", file=self.err, flush=True)
         elif isinstance(event, Failed):
-            print(f"✗ {event.message}", file=self.err, flush=True)
+            print(f"error: {event.message}", file=self.err, flush=True)
         elif isinstance(event, Done) and self.streamed:
             self.out.write("\n")

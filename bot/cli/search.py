@@ -4,24 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from adapters.knowledge.factory import open_knowledge_base
+from bot.cli.conversation import check_datasets
+from bot.cli.outcome import current_state
 from bot.settings import Settings
-from core.errors import KbError, NotFound
+from core.errors import NotFound
 from core.knowledge.search import SearchTiers, build_search_request, parse_mode, tier_for
 from core.models import SEARCH_MODES, Hit, SearchMode, SearchRequest
-from core.text import detect_language
 
 
 def register(commands: Any) -> None:
     """Add `kb search`."""
     search = commands.add_parser("search", help="search datasets (embedding, keywords or blend)")
-    search.add_argument("query")
-    search.add_argument("--dataset", action="append", default=[], help="dataset to search (repeatable)")
+    search.add_argument("query", help="what to search for")
+    search.add_argument(
+        "--dataset", action="append", default=[], help="dataset to search (repeatable; default: KB_DATASETS)"
+    )
     search.add_argument("--mode", help=f"one of {', '.join(SEARCH_MODES)} (default: KB_SEARCH_MODE)")
     search.add_argument("--threshold", type=float, help="minimum score (default: by query length)")
     search.add_argument("--top", type=int, help="number of hits, 1..50 (default: by query length)")
@@ -44,7 +46,8 @@ def tiers_from(settings: Settings) -> SearchTiers:
 def search_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
     """The validated request: --top/--threshold when given, else the query-length tier's values."""
     default_mode: SearchMode = parse_mode(settings.kb_search_mode)
-    request = build_search_request(args.query, args.dataset, mode=args.mode, default_mode=default_mode)
+    datasets = args.dataset or settings.kb_datasets
+    request = build_search_request(args.query, datasets, mode=args.mode, default_mode=default_mode)
     tier_limit, tier_threshold = tier_for(request.query, tiers_from(settings))
     return build_search_request(
         request.query,
@@ -53,12 +56,6 @@ def search_request(args: argparse.Namespace, settings: Settings) -> SearchReques
         limit=args.top if args.top is not None else tier_limit,
         threshold=args.threshold if args.threshold is not None else tier_threshold,
     )
-
-
-def print_error(error: KbError, lang: str | None = None) -> None:
-    """Print a user-facing error on stderr (one language when known, else both)."""
-    text = error.message(lang) if lang else f"{error.zh}\n{error.en}"
-    print(f"error: {text}", file=sys.stderr)
 
 
 def _width(text: str) -> int:
@@ -80,15 +77,47 @@ def fit(text: str, width: int) -> str:
     return flat + " " * (width - _width(flat))
 
 
+DOCUMENT_WIDTH = (8, 48)  # the document column grows with the names shown, within these bounds
+
+
+def fit_middle(text: str, width: int) -> str:
+    """text padded to `width` columns; a longer one keeps its start and its end (a version date) around …"""
+    flat = " ".join(text.split())
+    if _width(flat) <= width:
+        return flat + " " * (width - _width(flat))
+    tail: list[str] = []
+    used = 0
+    for ch in reversed(flat):  # about half the room for the end, where names carry dates and versions
+        if used + _width(ch) > (width - 1) // 2:
+            break
+        tail.append(ch)
+        used += _width(ch)
+    end = "".join(reversed(tail))
+    head: list[str] = []
+    room = width - 1 - used
+    for ch in flat:
+        if _width(ch) > room:
+            break
+        head.append(ch)
+        room -= _width(ch)
+    return "".join(head) + "…" + end + " " * room
+
+
 def format_table(hits: Sequence[Hit], *, show_dataset: bool = False) -> str:
-    """Rank, score, document (dataset/document when several datasets), heading and snippet per line."""
-    header = f"{'#':>3}  {'score':<6} {fit('document', 24)} {fit('heading', 30)} snippet"
+    """Rank, score, document (dataset/document when several datasets), heading and snippet per line.
+
+    The document column is as wide as the longest name (within DOCUMENT_WIDTH); a name still too long
+    keeps its end, so a version date such as (2012-12-28) stays visible.
+    """
+    documents = [f"{hit.dataset}/{hit.document_name}" if show_dataset else hit.document_name for hit in hits]
+    low, high = DOCUMENT_WIDTH
+    width = max(low, min(high, max((_width(name) for name in documents), default=low)))
+    header = f"{'#':>3}  {'score':<6} {fit('document', width)} {fit('heading', 30)} snippet"
     lines = [header]
-    for rank, hit in enumerate(hits, start=1):
+    for rank, (hit, document) in enumerate(zip(hits, documents, strict=True), start=1):
         heading = hit.heading.split(" > ", 1)[-1] if " > " in hit.heading else hit.heading
-        document = f"{hit.dataset}/{hit.document_name}" if show_dataset else hit.document_name
         lines.append(
-            f"{rank:>3}  {hit.score:<6.3f} {fit(document, 24)} {fit(heading, 30)} "
+            f"{rank:>3}  {hit.score:<6.3f} {fit_middle(document, width)} {fit(heading, 30)} "
             f"{fit(hit.content, 60).rstrip()}"
         )
     return "\n".join(lines)
@@ -125,25 +154,18 @@ def hits_json(request: SearchRequest, hits: Sequence[Hit]) -> str:
 
 
 async def run_search(args: argparse.Namespace, settings: Settings) -> int:
-    """Search and print; 2 on bad input or an unknown dataset."""
-    lang = detect_language(args.query or "")
-    try:
-        request = search_request(args, settings)
+    """Search and print; NotFound / InvalidInput (exit 2) on bad input or an unknown dataset."""
+    current_state().use_language_of(args.query or "")
+    request = search_request(args, settings)
+    async with open_knowledge_base(settings) as kb:
         if not request.datasets:
-            raise NotFound("请用 --dataset 指定知识库。", "Name a dataset with --dataset.")
-        async with open_knowledge_base(settings) as kb:
-            known = set(await kb.list_datasets())
-            unknown = [name for name in request.datasets if name not in known]
-            if unknown:
-                available = ", ".join(sorted(known)) or "-"
-                raise NotFound(
-                    f"知识库不存在:{', '.join(unknown)}(现有:{available})",
-                    f"No such dataset: {', '.join(unknown)} (available: {available})",
-                )
-            hits = await kb.search(request)
-    except KbError as error:
-        print_error(error, lang)
-        return 2
+            known = await kb.list_datasets()
+            raise NotFound(
+                f"请用 --dataset 指定知识库(或设置 KB_DATASETS);现有:{', '.join(known) or '-'}",
+                f"Name a dataset with --dataset (or set KB_DATASETS); available: {', '.join(known) or '-'}",
+            )
+        await check_datasets(kb, request.datasets)
+        hits = await kb.search(request)
     if args.json:
         print(hits_json(request, hits))
     elif hits:

@@ -74,6 +74,23 @@ def citations(answer: str, evidence: Sequence[Hit]) -> list[dict[str, Any]]:
     ]
 
 
+def contiguous_citations(answer: str, items: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """Sources renumbered 1..k in their order, and the answer's [n] markers rewritten to match.
+
+    Citations keep the evidence numbers they were made with ([1] [2] [3] [6]); readers should see
+    [1] [2] [3] [4]. Markers that name no listed source are left as they are.
+    """
+    mapping = {int(item["n"]): index for index, item in enumerate(items, start=1)}
+    if all(old == new for old, new in mapping.items()):
+        return answer, list(items)
+
+    def renumber(match: re.Match[str]) -> str:
+        number = mapping.get(int(match.group(1)))
+        return match.group(0) if number is None else f"[{number}]"
+
+    return _CITATION.sub(renumber, answer), [{**item, "n": mapping[int(item["n"])]} for item in items]
+
+
 def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
     """Numbered references under an answer."""
     if not items:

@@ -9,6 +9,8 @@ from core.models import StopReason, stop_reason_label
 
 _LABELS: dict[str, tuple[str, str]] = {
     "mode": ("检索方式", "Retrieval"),
+    "datasets": ("知识库", "Datasets"),
+    "search_mode": ("检索模式", "search mode"),
     "single": ("单次检索", "single search"),
     "multi": ("多轮检索", "multi-round"),
     "escalated": (
@@ -104,6 +106,11 @@ def render_trace_text(trace: Mapping[str, Any], lang: str) -> str:
     if trace.get("escalated"):
         head += " " + _t("escalated", lang)
     lines = [head]
+    if trace.get("datasets") is not None:
+        searched = ", ".join(str(name) for name in trace["datasets"]) or _t("none", lang)
+        if trace.get("search_mode"):
+            searched += f" · {_t('search_mode', lang)} {trace['search_mode']}"
+        lines.append(f"{_t('datasets', lang)}: {searched}")
     decision = trace.get("complexity")
     if isinstance(decision, Mapping):
         lines.append(_routing_line(decision, lang))

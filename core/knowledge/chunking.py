@@ -245,6 +245,13 @@ def chunk_markdown(markdown: str, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> li
     return chunks
 
 
+def body_text(markdown: str) -> str:
+    """The text of a document that can become chunks: without front matter, HTML comments, invisible
+    characters and surrounding whitespace ("" for an empty or front-matter-only file)."""
+    text = _FRONT_MATTER.sub("", markdown.lstrip("\ufeff"), count=1)
+    return _INVISIBLE.sub("", _COMMENT.sub("", text)).strip()
+
+
 def embedding_trail(chunk: Chunk, *, document_title: str) -> str:
     """The line embedding_text puts before a chunk's text: title and heading path ('' when none)."""
     trail: list[str] = []

@@ -30,6 +30,7 @@ from core.knowledge.chunking import DEFAULT_MAX_TOKENS
 from core.knowledge.ingest_plan import (
     FileJob,
     IngestEvent,
+    IngestProgress,
     IngestSummary,
     PreparedFile,
     SourceDocument,
@@ -108,13 +109,18 @@ class _Tally:
     added: int = 0
     changed: int = 0
     unchanged: int = 0
+    removed: int = 0
     chunks_added: int = 0
     chunks_unchanged: int = 0
     chunks_removed: int = 0
 
 
 class _Writer:
-    """Collects changed files into batches, writes them, keeps the tally and emits one event per file."""
+    """Collects changed files into batches, writes them, keeps the tally and reports every file.
+
+    Progress: a file's bytes count as done once it is handled; inside a batch being written, the
+    batch's bytes advance with the chunks the index reports stored (on_written).
+    """
 
     def __init__(
         self,
@@ -125,7 +131,9 @@ class _Writer:
         embedding_model: str,
         max_tokens: int,
         total: int,
+        total_bytes: int,
         on_event: Callable[[IngestEvent], object] | None,
+        on_progress: Callable[[IngestProgress], object] | None = None,
         with_keywords: bool = False,
     ) -> None:
         self.index = index
@@ -135,29 +143,54 @@ class _Writer:
         self.embedding_model = embedding_model
         self.max_tokens = max_tokens
         self.total = total
+        self.total_bytes = total_bytes
         self.on_event = on_event
+        self.on_progress = on_progress
         self.tally = _Tally()
         self.done = 0
+        self.bytes_done = 0
+        self.chunks_done = 0
+        self.batch_written = 0
         self.pending: list[PreparedFile] = []
         self.pending_chunks = 0
 
+    def _report(self, partial_bytes: int = 0) -> None:
+        if self.on_progress is not None:
+            self.on_progress(
+                IngestProgress(
+                    self.done, self.total, self.bytes_done + partial_bytes, self.total_bytes, self.chunks_done
+                )
+            )
+
     async def _emit(self, item: PreparedFile, chunks: int) -> None:
         self.done += 1
+        self.bytes_done += item.size
         if self.on_event is not None:
             event = IngestEvent(self.done, self.total, str(item.path), item.outcome, chunks, item.reason)
             result = self.on_event(event)
             if inspect.isawaitable(result):
                 await result
+        self._report()
 
     async def take(self, item: PreparedFile) -> None:
-        """Count an unchanged or skipped file at once; queue a changed one (flushing full batches)."""
+        """Count an unchanged or skipped file at once; queue a changed one (flushing full batches).
+
+        A blank file's earlier document (stored before blank files were skipped) is deleted.
+        """
         if item.read is None:
+            current = self.existing.get(document_id(self.dataset, item.source))
+            if item.blank and current is not None:
+                self.tally.chunks_removed += await self.index.delete_document(
+                    self.dataset, current.document_id
+                )
+                self.tally.removed += 1
             await self._emit(item, 0)
         elif item.outcome == "unchanged":
             current = self.existing.get(document_id(self.dataset, item.source))
             count = current.chunk_count if current is not None else 0
             self.tally.unchanged += 1
             self.tally.chunks_unchanged += count
+            self.chunks_done += count
             await self._emit(item, count)
         else:
             self.pending.append(item)
@@ -165,29 +198,48 @@ class _Writer:
             if len(self.pending) >= BATCH_DOCUMENTS or self.pending_chunks >= BATCH_CHUNKS:
                 await self.flush()
 
+    async def _write(self, batch: list[PreparedFile]) -> Sequence[int] | None:
+        items = [(self._info(item), item.chunks) for item in batch]
+        replace_many = getattr(self.index, "replace_documents", None)
+        if replace_many is None:
+            for info, chunks in items:
+                await self.index.replace_document(
+                    self.dataset, info, chunks, embedding_model=self.embedding_model
+                )
+            return None
+        options: dict[str, object] = {"embedding_model": self.embedding_model}
+        if self.with_keywords:
+            options["keywords"] = [item.keywords or () for item in batch]
+        if "on_written" in inspect.signature(replace_many).parameters:
+            batch_bytes = sum(item.size for item in batch)
+            batch_chunks = max(1, sum(len(item.chunks) for item in batch))
+
+            def on_written(count: int) -> None:
+                self.batch_written += count
+                self.chunks_done += count
+                share = min(self.batch_written, batch_chunks) / batch_chunks
+                self._report(partial_bytes=int(batch_bytes * share))
+
+            options["on_written"] = on_written
+        return cast("Sequence[int] | None", await replace_many(self.dataset, items, **options))
+
     async def flush(self) -> None:
         """Write the queued files: one replace_documents call when the index offers it."""
         batch, self.pending, self.pending_chunks = self.pending, [], 0
         if not batch:
             return
-        items = [(self._info(item), item.chunks) for item in batch]
-        replace_many = getattr(self.index, "replace_documents", None)
-        if replace_many is not None and self.with_keywords:
-            keywords = [item.keywords or () for item in batch]
-            await replace_many(self.dataset, items, embedding_model=self.embedding_model, keywords=keywords)
-        elif replace_many is not None:
-            await replace_many(self.dataset, items, embedding_model=self.embedding_model)
-        else:
-            for info, chunks in items:
-                await self.index.replace_document(
-                    self.dataset, info, chunks, embedding_model=self.embedding_model
-                )
-        for item in batch:
+        self.batch_written = 0
+        reused = await self._write(batch)
+        if reused is None or len(reused) != len(batch):
+            reused = [0] * len(batch)
+        self.chunks_done += sum(len(item.chunks) for item in batch) - self.batch_written
+        for item, kept in zip(batch, reused, strict=True):
             current = self.existing.get(document_id(self.dataset, item.source))
-            self.tally.chunks_added += len(item.chunks)
+            self.tally.chunks_added += len(item.chunks) - kept
+            self.tally.chunks_unchanged += kept
             if item.outcome == "changed" and current is not None:
                 self.tally.changed += 1
-                self.tally.chunks_removed += current.chunk_count
+                self.tally.chunks_removed += max(0, current.chunk_count - kept)
             else:
                 self.tally.added += 1
             await self._emit(item, len(item.chunks))
@@ -218,6 +270,7 @@ async def ingest(
     prune: bool = False,
     unreadable: tuple[type[BaseException], ...] = (OSError, ValueError),
     on_event: Callable[[IngestEvent], object] | None = None,
+    on_progress: Callable[[IngestProgress], object] | None = None,
     clock: Callable[[], float] = time.perf_counter,
     worker_min_bytes: int = WORKER_MIN_BYTES,
 ) -> IngestSummary:
@@ -225,8 +278,9 @@ async def ingest(
 
     read(path) raises one of `unreadable` for a file that cannot be read: it is skipped with its reason.
     With prune, documents under roots whose file is gone are deleted with their chunks; without it they
-    are only counted (summary.missing). on_event gets one IngestEvent per file (may be async). Changed
-    files are written in batches (index.replace_documents when the index has it, see BatchDocumentIndex).
+    are only counted (summary.missing). on_event gets one IngestEvent per file (may be async);
+    on_progress an IngestProgress after each file and, inside a batch, after each write. Files without
+    text are skipped (see core.knowledge.ingest_plan.prepare_files). Changed files are written in batches (index.replace_documents when the index has it, see BatchDocumentIndex).
     Files are prepared in the index's worker process when it has one (WorkerDocumentIndex) and the new
     files (or those last chunked with another size) add up to worker_min_bytes or more.
     """
@@ -255,7 +309,9 @@ async def ingest(
         embedding_model=embedding_model,
         max_tokens=max_tokens,
         total=len(paths),
+        total_bytes=sum(job.size for job in jobs),
         on_event=on_event,
+        on_progress=on_progress,
         with_keywords=worker is not None,
     )
     seen: set[str] = set()
@@ -271,7 +327,7 @@ async def ingest(
     resolved_roots = await asyncio.to_thread(lambda: [str(root.resolve()) for root in roots])
     gone = gone_documents(list(existing.values()), resolved_roots, seen)
     tally = writer.tally
-    removed = 0
+    removed = tally.removed
     if prune:
         for doc in gone:
             tally.chunks_removed += await index.delete_document(dataset, doc.document_id)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Literal, Protocol, TypeVar
 
-from core.knowledge.chunking import chunk_markdown
+from core.knowledge.chunking import body_text, chunk_markdown
 from core.models import Chunk, DocumentInfo
 from core.ports import DocumentIndex
 
@@ -33,8 +33,12 @@ class BatchDocumentIndex(DocumentIndex, Protocol):
 
     async def replace_documents(
         self, dataset: str, items: Sequence[tuple[DocumentInfo, Sequence[Chunk]]], *, embedding_model: str
-    ) -> None:
-        """replace_document for each (document, chunks), with every new version going live together."""
+    ) -> Sequence[int] | None:
+        """replace_document for each (document, chunks), with every new version going live together.
+
+        May return, per item, how many of its chunks kept their stored embedding (unchanged chunks of a
+        changed document); None counts every chunk as new.
+        """
         ...
 
 
@@ -62,8 +66,10 @@ class WorkerDocumentIndex(BatchDocumentIndex, Protocol):
         *,
         embedding_model: str,
         keywords: Sequence[Sequence[str]] | None = None,
-    ) -> None:
-        """As BatchDocumentIndex; keywords[i][j] (from chunk_keywords) are item i's chunk j's terms."""
+        on_written: Callable[[int], object] | None = None,
+    ) -> Sequence[int] | None:
+        """As BatchDocumentIndex; keywords[i][j] (from chunk_keywords) are item i's chunk j's terms;
+        on_written(n) after each n chunks are stored (progress inside a big document)."""
         ...
 
 
@@ -103,6 +109,17 @@ class IngestEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class IngestProgress:
+    """How far a run is, by files, bytes (the file sizes) and chunks stored or kept."""
+
+    files_done: int
+    files_total: int
+    bytes_done: int
+    bytes_total: int
+    chunks: int
+
+
+@dataclass(frozen=True, slots=True)
 class IngestSummary:
     """What one ingest run did (documents and chunks) and how long it took."""
 
@@ -126,6 +143,19 @@ class IngestSummary:
             f"/ removed {self.chunks_removed} · {self.seconds:.1f} s"
         )
 
+    @property
+    def ingested(self) -> int:
+        """Files that are documents of the dataset after the run (added, changed or unchanged)."""
+        return self.added + self.changed + self.unchanged
+
+    def skip_counts(self) -> list[tuple[str, int]]:
+        """(reason, files) for the skipped files, most frequent first, reasons without their details."""
+        counts: dict[str, int] = {}
+        for _, reason in self.skipped_files:
+            kind = reason.split(" (", 1)[0].strip() or reason
+            counts[kind] = counts.get(kind, 0) + 1
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
 
 @dataclass(frozen=True, slots=True)
 class FileJob:
@@ -148,7 +178,11 @@ class ReadSummary:
 
 @dataclass(frozen=True, slots=True)
 class PreparedFile:
-    """A file read, classified and (when it changed) chunked, with its keyword terms when asked for."""
+    """A file read, classified and (when it changed) chunked, with its keyword terms when asked for.
+
+    blank: read fine but holds no text to search (empty, only front matter or headings): skipped, and a
+    document stored for it earlier is removed.
+    """
 
     path: Path
     source: str
@@ -157,6 +191,22 @@ class PreparedFile:
     outcome: Outcome
     chunks: tuple[Chunk, ...] = ()
     keywords: tuple[str, ...] | None = None
+    size: int = 0
+    blank: bool = False
+
+
+EMPTY_FILE = "empty file"
+NO_TEXT = "front matter or comments only, no text"
+HEADINGS_ONLY = "headings only, no text"
+
+
+def blank_reason(markdown: str) -> str | None:
+    """Why a read file has nothing to search without chunking it, or None when it may have."""
+    if not markdown.strip():
+        return EMPTY_FILE
+    if not body_text(markdown):
+        return NO_TEXT
+    return None
 
 
 def groups(jobs: Sequence[FileJob]) -> Iterator[list[FileJob]]:
@@ -181,26 +231,45 @@ def prepare_files(
     unreadable: tuple[type[BaseException], ...],
     chunk_keywords: ChunkKeywords | None = None,
 ) -> list[PreparedFile]:
-    """Read, classify and chunk files (blocking; runs in a worker thread or process)."""
+    """Read, classify and chunk files (blocking; runs in a worker thread or process).
+
+    Files without text (blank_reason, or no chunk but headings) are skipped as blank; a stored
+    document with no chunks is checked again, since only a blank file could have produced it.
+    """
     prepared: list[PreparedFile] = []
     for job in jobs:
         try:
             document = read(job.path)
         except unreadable as exc:
             reason = str(getattr(exc, "reason", exc))
-            prepared.append(PreparedFile(job.path, job.source, None, reason, "skipped"))
+            prepared.append(PreparedFile(job.path, job.source, None, reason, "skipped", size=job.size))
+            continue
+        blank = blank_reason(document.markdown)
+        if blank:
+            prepared.append(_blank(job, blank))
             continue
         summary = ReadSummary(document.name, document.title, document.content_hash)
         outcome = classify(job.current, fingerprint(document.content_hash, max_tokens))
-        if outcome == "unchanged":
-            prepared.append(PreparedFile(job.path, job.source, summary, "", outcome))
+        if outcome == "unchanged" and (job.current is None or job.current.chunk_count):
+            prepared.append(PreparedFile(job.path, job.source, summary, "", outcome, size=job.size))
             continue
         chunks = tuple(chunk_markdown(document.markdown, max_tokens=max_tokens))
+        if not chunks:
+            prepared.append(_blank(job, HEADINGS_ONLY))
+            continue
+        if outcome == "unchanged":  # stored without chunks by an older version: write it properly now
+            outcome = "changed"
         keywords = None
         if chunk_keywords is not None:
             keywords = tuple(chunk_keywords(document.title or document.name, chunks))
-        prepared.append(PreparedFile(job.path, job.source, summary, "", outcome, chunks, keywords))
+        prepared.append(
+            PreparedFile(job.path, job.source, summary, "", outcome, chunks, keywords, size=job.size)
+        )
     return prepared
+
+
+def _blank(job: FileJob, reason: str) -> PreparedFile:
+    return PreparedFile(job.path, job.source, None, reason, "skipped", size=job.size, blank=True)
 
 
 def likely_changed(current: DocumentInfo | None, max_tokens: int) -> bool:

@@ -84,7 +84,9 @@ def fit_budget(hits: Sequence[Hit], limits: LoopLimits, *, keep: Sequence[str] =
 def pick_queries(proposed: Sequence[object], searched: set[str], limit: int) -> list[str]:
     """At most limit follow-up queries, clipped; fresh ones first, so a repeat only wins when nothing is new."""
     candidates = [
-        clip(item.strip(), QUERY_TOKENS) for item in proposed if isinstance(item, str) and item.strip()
+        clip(item.strip(), QUERY_TOKENS, marker=False)
+        for item in proposed
+        if isinstance(item, str) and item.strip()
     ]
     fresh: list[str] = []
     for query in candidates:

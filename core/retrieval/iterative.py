@@ -98,7 +98,7 @@ class IterativeRetriever:
         emit: Emit,
     ) -> RetrievalOutcome:
         started = time.monotonic()
-        question = clip(question, QUESTION_TOKENS)
+        question = clip(question, QUESTION_TOKENS, marker=False)  # it is searched for: no marker
         state = LoopState(question=question, lang=detect_language(question))
         features = await asyncio.to_thread(extract_features, question)
         has_datasets = bool(datasets)

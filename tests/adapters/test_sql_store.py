@@ -22,7 +22,7 @@ from adapters.store.backends import (
 from adapters.store.errors import StoreUnavailable
 from adapters.store.schema import MIGRATIONS, Migration
 from core.errors import InvalidInput, NotAllowed, NotFound
-from core.models import ContextSnapshot, ConversationKey, Record, RecordStatus
+from core.models import ContextSnapshot, ConversationKey, ConversationScope, Record, RecordStatus
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema
 
 BIG = 10**12  # a before_id above every record
@@ -439,8 +439,55 @@ async def test_a_stale_revision_never_overwrites_or_creates(store: SqlConversati
     assert (await store.read_context(conversation)).summary == "first"
 
 
+async def test_conversations_are_matched_by_id_prefix_name_and_thread(store: SqlConversationStore) -> None:
+    """match_conversations finds ids by prefix, terminal names by prefix, Slack threads by their ts."""
+    thread = await new_conversation(store, "1700000000.000100")
+    other = await new_conversation(store, "1700000099.000200")
+    named = await store.ensure_conversation(ConversationKey(source="cli", channel_id="7d17a67bb665"))
+    assert await store.match_conversations("7d17") == [named]
+    assert await store.match_conversations("cli::7d17a67bb665:") == [named]
+    assert await store.match_conversations("1700000000.000100") == [thread]
+    assert set(await store.match_conversations("slack:T1:C1")) == {thread, other}
+    assert await store.match_conversations("slack:T1:C1", limit=1) in ([thread], [other])
+    assert await store.match_conversations("nothing") == [] == await store.match_conversations("")
+    assert await store.match_conversations("%") == [] == await store.match_conversations("_")
+
+
+async def test_a_scope_is_stored_once_and_read_back(store: SqlConversationStore) -> None:
+    """The first saved scope wins; later saves return it unchanged; an unknown conversation is NotFound."""
+    conversation = await new_conversation(store)
+    assert await store.read_scope(conversation) is None
+    first = ConversationScope(datasets=("法规", "handbook"), search_mode="keywords", retrieval_mode=None)
+    assert await store.save_scope(conversation, first) == first
+    later = ConversationScope(datasets=("other",), search_mode="blend", retrieval_mode="multi")
+    assert await store.save_scope(conversation, later) == first
+    assert await store.read_scope(conversation) == first
+    assert await store.read_scope("slack:T9:C9:1.0") is None
+    with pytest.raises(NotFound):
+        await store.save_scope("slack:T9:C9:1.0", first)
+
+
+async def test_conversations_of_a_first_version_database_get_an_empty_scope(backend: Backend) -> None:
+    """A database made before scopes existed is upgraded in place: its conversations read no scope
+    until one is saved, and their records are kept."""
+    old = await backend.open(MIGRATIONS[:1])
+    conversation = await new_conversation(old)
+    kept = await answered(old, conversation, "旧问题", "旧回答")
+    await old.close()
+    store = await backend.open(MIGRATIONS)
+    try:
+        assert await store.read_scope(conversation) is None
+        scope = ConversationScope(datasets=("handbook",))
+        assert await store.save_scope(conversation, scope) == scope
+        assert await store.get_record(kept.id) == kept
+    finally:
+        await store.close()
+
+
+_NEXT = len(MIGRATIONS) + 1
+_CURRENT = [(version,) for version in range(1, _NEXT)]
 _V2 = Migration(
-    2,
+    _NEXT,
     "record language and a probe",
     (
         "ALTER TABLE records ADD COLUMN language TEXT NOT NULL DEFAULT 'zh'",
@@ -451,17 +498,20 @@ _V2 = Migration(
 
 
 async def test_a_later_migration_upgrades_an_existing_database_once(backend: Backend) -> None:
-    """A v1 database opened with a v2 list gets v2 applied exactly once, and its data is kept."""
+    """A current database opened with one more migration gets it applied exactly once, data kept."""
     store = await backend.open(MIGRATIONS)
     conversation = await new_conversation(store)
     kept = await answered(store, conversation, "旧问题", "旧回答")
     await store.close()
-    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == [(1,)]
+    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == _CURRENT
     for _ in range(2):
         store = await backend.open((*MIGRATIONS, _V2))
         assert await store.get_record(kept.id) == kept
         await store.close()
-    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == [(1,), (2,)]
+    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == [
+        *_CURRENT,
+        (_NEXT,),
+    ]
     assert await backend.query("SELECT applied FROM migration_probe") == [(1,)]
     assert await backend.query("SELECT question, language FROM records") == [("旧问题", "zh")]
 
@@ -474,11 +524,11 @@ async def test_a_newer_database_is_refused_by_older_code(backend: Backend) -> No
 
 
 async def test_concurrent_opens_migrate_once(backend: Backend) -> None:
-    """Several instances opening one fresh database at once all succeed and v1 is recorded once."""
+    """Several instances opening one fresh database at once all succeed and each version is recorded once."""
     stores = await asyncio.gather(*(backend.open(MIGRATIONS) for _ in range(4)))
     for opened in stores:
         await opened.close()
-    assert await backend.query("SELECT version FROM schema_version") == [(1,)]
+    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == _CURRENT
 
 
 async def test_recent_turns_cost_does_not_grow_with_the_table(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.sample_kb import SAMPLE_KB_DIR
+from tests.cli.cli_support import run_main
 from tests.model_server import ModelServer
 from tests.role_responder import RoleResponder
 
@@ -41,7 +42,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def test_ask_follow_up_history_and_trace_offline(env: dict[str, str]) -> None:
     """A question and a follow-up in one conversation, then its history and the follow-up's trace."""
-    first = _kb(env, "ask", "Java 有哪些基本数据类型?", "--conversation", "cli1")
+    first = _kb(env, "ask", "Java 有哪些基本数据类型?", "--name", "cli1")
     assert first.returncode == 0, first.stderr
     assert "来源:" in first.stdout and "Java基本数据类型" in first.stdout
     assert "第 1 轮检索" in first.stderr  # progress goes to stderr
@@ -56,7 +57,7 @@ def test_ask_follow_up_history_and_trace_offline(env: dict[str, str]) -> None:
     assert json.loads(trace.stdout)["rewritten"] == record["rewritten"]
     text_trace = _kb(env, "trace", str(record["id"]))
     assert "改写后的问题" in text_trace.stdout and "停止原因" in text_trace.stdout
-    again = _kb(env, "ask", "--conversation", "cli1", "--again", str(record["id"]), "--json")
+    again = _kb(env, "ask", "--again", str(record["id"]), "--json")
     assert again.returncode == 0, again.stderr
     redone = json.loads(again.stdout)
     assert redone["id"] == record["id"] and redone["status"] == "answered"
@@ -64,12 +65,20 @@ def test_ask_follow_up_history_and_trace_offline(env: dict[str, str]) -> None:
     assert [a["answer"] for a in redone["details"]["previous_answers"]] == [record["answer"]]
 
 
-def test_again_needs_the_conversation_and_an_existing_record(env: dict[str, str]) -> None:
-    """--again without --conversation, or with a record that is not there, exits 2 with a message."""
-    alone = _kb(env, "ask", "--again", "1")
-    assert alone.returncode == 2 and "--again needs --conversation" in alone.stderr
-    missing = _kb(env, "ask", "--conversation", "nowhere", "--again", "999")
-    assert missing.returncode == 2 and "not found" in missing.stderr.lower()
+def test_again_needs_an_existing_record_of_that_conversation(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--again with a record that is not there, with a question, or with another conversation exits 2
+    (run in process: the same entry point as the subprocesses above)."""
+    monkeypatch.setenv("KB_HOME", env["KB_HOME"])
+    code, _, err = run_main(capsys, "ask", "--again", "999")
+    assert (code, err.strip()) == (2, "error: Record 999 was not found.")
+    first = json.loads(run_main(capsys, "ask", "年假有几天?", "--name", "again-a", "--json")[1])
+    run_main(capsys, "ask", "病假呢?", "--name", "again-b")
+    code, _, err = run_main(capsys, "ask", "--again", str(first["id"]), "--conversation", "again-b")
+    assert code == 2 and f"记录 {first['id']} 不属于会话 cli::again-b:" in err
+    code, _, err = run_main(capsys, "ask", "又一个问题", "--again", str(first["id"]))
+    assert code == 2 and "--again" in err
 
 
 def test_bad_questions_exit_with_a_clear_message(env: dict[str, str]) -> None:

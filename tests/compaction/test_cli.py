@@ -12,7 +12,6 @@ from bot.cli.compact import (
     ContextView,
     compact_command,
     context_command,
-    conversation_id_of,
     format_context,
     format_report,
     register,
@@ -20,6 +19,7 @@ from bot.cli.compact import (
 from bot.settings import Settings
 from core.conversation.compaction import CompactingContextLoader
 from core.conversation.locks import LocalConversationLock
+from core.errors import NotFound
 from core.models import CompactionReport, ContextSnapshot
 from tests.compaction.conftest import CONVERSATION, add_turns
 from tests.fakes import FakeEngine, InMemoryConversationStore
@@ -57,10 +57,16 @@ def test_both_commands_are_registered_with_a_conversation_argument() -> None:
     assert context.json is True and context.handler.__name__ == "run_context"
 
 
-def test_a_bare_name_means_the_kb_ask_conversation() -> None:
-    """A name without colons is the id `kb ask --conversation NAME` uses; a full id is kept."""
-    assert conversation_id_of("demo") == "cli::demo:"
-    assert conversation_id_of(" slack:T1:C1:17.1 ") == "slack:T1:C1:17.1"
+async def test_a_short_form_names_the_conversation_it_uniquely_starts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`kb context` takes the full id, the thread ts alone, or a unique prefix of the id."""
+    services = FakeServices(Settings())
+    await add_turns(services.store, 2)
+
+    for reference in (CONVERSATION, "1700000000.000100", "slack:T1:C1"):
+        assert await context_command(services, reference, as_json=True) == 0
+        assert json.loads(capsys.readouterr().out)["conversation_id"] == CONVERSATION
 
 
 @pytest.mark.parametrize(
@@ -118,14 +124,13 @@ async def test_compact_command_compacts_once_then_reports_under_budget(
     assert len(services.engine.calls("summarise")) == 1
 
 
-async def test_unknown_conversations_are_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
-    """A conversation without records exits 1 with a message and makes no model call."""
+async def test_unknown_conversations_are_a_clear_error() -> None:
+    """A conversation that does not exist is NotFound (exit 2 in the CLI) and makes no model call."""
     services = FakeServices(Settings())
 
-    code = await compact_command(services, "nobody")
+    with pytest.raises(NotFound, match="No conversation 'nobody'"):
+        await compact_command(services, "nobody")
 
-    assert code == 1
-    assert "no records in conversation nobody" in capsys.readouterr().err
     assert services.engine.history == []
 
 

@@ -56,6 +56,6 @@ def test_kb_compact_compacts_once_and_kb_context_shows_the_watermark(
 def test_kb_compact_of_an_unknown_conversation_fails_clearly(
     isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An unknown conversation exits 1 with a message naming it."""
-    assert main(["compact", "nobody"]) == 1
-    assert "no records in conversation nobody" in capsys.readouterr().err
+    """An unknown conversation is bad input: exit 2 with one `error:` line naming it."""
+    assert main(["compact", "nobody"]) == 2
+    assert capsys.readouterr().err.startswith("error: No conversation 'nobody'")

@@ -29,6 +29,7 @@ class CountingEmbedder:
         self._dimension = dimension
         self.query_calls: list[str] = []
         self.document_calls = 0
+        self.texts_embedded = 0
 
     @property
     def name(self) -> str:
@@ -48,6 +49,7 @@ class CountingEmbedder:
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.document_calls += 1
+        self.texts_embedded += len(texts)
         return await asyncio.to_thread(lambda: [self.vector(text) for text in texts])
 
     async def embed_query(self, text: str) -> list[float]:

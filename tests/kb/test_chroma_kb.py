@@ -95,6 +95,43 @@ async def test_changed_document_replaces_its_chunks(tmp_path: Path, embedder: Co
     assert (info.content_hash, info.chunk_count) == ("v2", 1)
 
 
+async def test_unchanged_chunks_keep_their_vectors_even_when_written_without_a_hash(
+    tmp_path: Path, embedder: CountingEmbedder
+) -> None:
+    """A new version embeds only its new chunks: kept ones are found by content hash, or, for chunks
+    stored before hashes were, by their text, heading and title; the kept vectors are the same."""
+    kb = make_kb(tmp_path, embedder)
+    first = chunks("walrus text", "penguin text", "giraffe text")
+    await kb.replace_document("ds", doc("ds", "d1", content_hash="v1"), first, embedding_model=MODEL)
+    collection = chromadb.PersistentClient(path=str(tmp_path / "chroma")).get_collection(
+        collection_name("ds"), embedding_function=None
+    )
+    stored = collection.get(include=["metadatas", "embeddings"])
+    legacy = [{k: v for k, v in meta.items() if k != "hash"} for meta in stored["metadatas"]]
+    collection.delete(ids=stored["ids"])  # written again as an earlier version wrote them: no hash
+    collection.add(ids=stored["ids"], embeddings=stored["embeddings"], metadatas=legacy)
+    assert all("hash" not in meta for meta in collection.get(include=["metadatas"])["metadatas"])
+    embedder.texts_embedded = 0
+    second = chunks("walrus text", "penguin text, changed", "giraffe text")
+    [kept] = await kb.replace_documents(
+        "ds", [(doc("ds", "d1", content_hash="v2"), second)], embedding_model=MODEL
+    )
+    assert (kept, embedder.texts_embedded) == (2, 1)
+    live = collection.get(where={"version": {"$ne": "x"}}, include=["metadatas", "embeddings"])
+    vectors = {
+        meta["text"]: vector for meta, vector in zip(live["metadatas"], live["embeddings"], strict=True)
+    }
+    old = {
+        meta["text"]: vector for meta, vector in zip(stored["metadatas"], stored["embeddings"], strict=True)
+    }
+    assert set(vectors) == {"walrus text", "penguin text, changed", "giraffe text"}
+    assert np.allclose(vectors["walrus text"], old["walrus text"])
+    assert np.allclose(vectors["giraffe text"], old["giraffe text"])
+    embedder.texts_embedded = 0
+    await kb.replace_documents("ds", [(doc("ds", "d1", content_hash="v3"), second)], embedding_model=MODEL)
+    assert embedder.texts_embedded == 0  # all three now stored with their hash
+
+
 async def test_chunks_of_a_version_that_is_not_live_are_never_returned(
     tmp_path: Path, embedder: CountingEmbedder
 ) -> None:

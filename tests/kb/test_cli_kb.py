@@ -63,16 +63,19 @@ def corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     return folder
 
 
-def test_ingest_prints_a_summary_and_skips_a_binary_file_with_a_warning(
+def test_ingest_prints_a_summary_and_skips_binary_and_empty_files_with_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A first ingest adds every readable file, warns about the binary one and prints the summary line."""
+    """A first ingest adds every file with text, warns about the binary and the empty one (which never
+    become documents), and prints the summary with a count per reason."""
     folder = write_corpus(tmp_path / "corpus")
     code, out, err = kb(capsys, "ingest", str(folder), "--dataset", "team")
     assert code == 0
     assert out.startswith("files 5 · chunks added 4 / unchanged 0 / removed 0 · ")
-    assert "documents: 4 new, 0 changed, 0 unchanged, 0 removed, 1 skipped" in out
-    assert "warning: skipped" in err and "image.md" in err and "binary" in err
+    assert "documents: 3 new, 0 changed, 0 unchanged, 0 removed, 2 skipped" in out
+    assert "skipped: 1 × binary file, 1 × empty file" in out
+    assert f"warning: skipped {folder / 'image.md'}: binary file (a PNG image)" in err
+    assert f"warning: skipped {folder / 'empty.txt'}: empty file" in err
 
 
 def test_reingesting_unchanged_files_writes_nothing(
@@ -94,12 +97,13 @@ def test_reingesting_unchanged_files_writes_nothing(
 def test_changed_file_is_replaced_and_removed_file_pruned(
     corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """After editing one file and deleting another, ingest --prune replaces and removes their chunks."""
+    """After editing one file and deleting another, ingest --prune replaces the edited chunk only (its
+    other chunk keeps its embedding) and removes the deleted file's chunks."""
     (corpus / "handbook.md").write_text(HANDBOOK.replace("五天带薪年假", "十天带薪年假"), encoding="utf-8")
     (corpus / "jvm.txt").unlink()
     code, out, _ = kb(capsys, "ingest", str(corpus), "--dataset", "team", "--prune")
     assert code == 0
-    assert "chunks added 2 / unchanged 1 / removed 3" in out
+    assert "chunks added 1 / unchanged 2 / removed 2" in out
     assert "1 changed" in out and "1 removed" in out
     for mode in ("embedding", "keywords", "blend"):
         contents = [h["content"] for h in search_json(capsys, "带薪年假", "--mode", mode)["hits"]]
@@ -141,7 +145,7 @@ def test_search_errors_print_a_message_and_exit_2(corpus: Path, capsys: pytest.C
 def test_docs_disable_enable_and_delete(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Disabled documents vanish from every mode until enabled; delete by id prefix removes the document."""
     code, out, _ = kb(capsys, "docs", "list", "--dataset", "team")
-    assert code == 0 and "handbook" in out and "4 documents, 4 chunks" in out
+    assert code == 0 and "handbook" in out and "3 documents, 4 chunks" in out
     assert kb(capsys, "docs", "disable", "handbook", "--dataset", "team")[0] == 0
     for mode in ("embedding", "keywords", "blend"):
         hits = search_json(capsys, "带薪年假", "--mode", mode, "--threshold", "0")["hits"]

@@ -143,7 +143,8 @@ def test_unsupported_missing_and_directory_paths_are_unreadable(tmp_path: Path) 
 
 
 def test_folder_walk_is_sorted_recursive_and_skips_hidden(tmp_path: Path) -> None:
-    """Folders are walked in sorted order, hidden entries and unsupported suffixes skipped."""
+    """Folders are walked in sorted order and hidden entries skipped; unsupported files are yielded (for
+    ingest to report with their reason)."""
     root = tmp_path / "kb"
     for name in (
         "b.md",
@@ -158,7 +159,7 @@ def test_folder_walk_is_sorted_recursive_and_skips_hidden(tmp_path: Path) -> Non
     ):
         write(root / name, "x")
     walked = [p.relative_to(root).as_posix() for p in iter_document_paths([root])]
-    assert walked == ["A.MD", "a/c/deep.html", "a/z.txt", "b.md", "c.htm"]
+    assert walked == ["A.MD", "a/c/deep.html", "a/z.txt", "b.md", "c.htm", "image.png", "notes.pdf"]
     assert walked == [p.relative_to(root).as_posix() for p in iter_document_paths([root])]
 
 

@@ -1,0 +1,188 @@
+"""One error path for the whole CLI, as subprocesses: `error:` lines and exit codes, Ctrl-C, Ctrl-D, broken
+pipes, bad database URLs, --version and --help; never a traceback without -v."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import build_parser, package_version
+from bot.sample_kb import SAMPLE_KB_DIR
+from tests.cli.cli_support import ROOT, PtySession, clean_env, kb, kb_popen, prepare_home, wait_for_line
+from tests.model_server import ModelServer
+from tests.role_responder import RoleResponder
+
+EXTRACTIVE_LINE = "answering with the offline extractive engine"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A KB_HOME with the sample handbook ingested as dataset "sample" and one answered question."""
+    long_question = "Java 虚拟机如何回收内存?" * 250  # ~11 KB: the history below outgrows a pipe's 64 KB
+    return prepare_home(
+        tmp_path_factory.mktemp("errors_home"),
+        ("ingest", str(SAMPLE_KB_DIR), "--dataset", "sample"),
+        ("ask", "Java 有哪些基本数据类型?", "--name", "first"),
+        *[("ask", long_question, "--name", "long") for _ in range(12)],
+    )
+
+
+def test_version_and_help_name_the_environment() -> None:
+    """`kb --version` prints the package version; `kb --help` lists KB_HOME and the main variables."""
+    version = kb(clean_env(ROOT / "unused"), "--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"kb {package_version()}"
+    shown = kb(clean_env(ROOT / "unused"), "--help").stdout
+    for name in ("KB_HOME", "KB_DATABASE_URL", "KB_CHROMA_URL", "KB_DATASETS", "OPENAI_BASE_URL"):
+        assert name in shown, name
+    assert "KB_CHAT_MODEL" in shown and "exit status" in shown
+
+
+def _actions(parser: argparse.ArgumentParser, path: str) -> list[tuple[str, argparse.Action]]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _actions(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction):
+            found.append((path, action))
+    return found
+
+
+def test_every_argument_of_every_command_has_help_text() -> None:
+    """No positional argument or option of any `kb` command is left without a help string."""
+    missing = [f"{path}: {action.dest}" for path, action in _actions(build_parser(), "kb") if not action.help]
+    assert missing == []
+
+
+def test_a_domain_error_is_one_line_in_the_users_language(home: Path) -> None:
+    """An unknown record is bad input: exit 2, one `error:` line, English by default, Chinese for zh."""
+    english = kb(clean_env(home), "trace", "999")
+    assert (english.returncode, english.stderr) == (2, "error: Record 999 was not found.\n")
+    chinese = kb(clean_env(home, LANG="zh_CN.UTF-8"), "trace", "999")
+    assert (chinese.returncode, chinese.stderr) == (2, "error: 找不到记录 999。\n")
+
+
+def test_bad_or_unreachable_database_urls_are_one_line(home: Path) -> None:
+    """An unreachable PostgreSQL exits 1, an unknown scheme exits 2; each is one line, no password."""
+    unreachable = kb(clean_env(home, KB_DATABASE_URL="postgresql://kb:s3cret@127.0.0.1:1/kb"), "history", "x")
+    assert unreachable.returncode == 1
+    assert unreachable.stderr.count("\n") == 1 and unreachable.stderr.startswith("error: ")
+    assert "KB_DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:1/kb" in unreachable.stderr
+    assert "s3cret" not in unreachable.stderr
+    scheme = kb(clean_env(home, KB_DATABASE_URL="mysql://localhost/kb"), "history", "x")
+    assert scheme.returncode == 2 and scheme.stderr.count("\n") == 1
+    assert "Unsupported database URL scheme 'mysql'" in scheme.stderr
+
+
+def test_verbose_shows_the_traceback(home: Path) -> None:
+    """With -v the same error also shows where it came from."""
+    result = kb(clean_env(home, KB_DATABASE_URL="mysql://localhost/kb"), "-v", "history", "x")
+    assert result.returncode == 2 and "Traceback" in result.stderr
+
+
+def test_a_closed_pipe_ends_quietly(home: Path) -> None:
+    """`kb history … | head` closing the pipe early (the output is larger than the pipe holds, so the
+    write after the close really fails): exit 0 and nothing on stderr."""
+    env = clean_env(home)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "history", "long"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.read(10)
+    process.stdout.close()
+    assert process.wait(timeout=60) == 0
+    assert process.stderr.read() == b""
+
+
+def test_commands_that_answer_nothing_do_not_announce_the_engine(home: Path) -> None:
+    """history, trace, context and compact print no "answering with the extractive engine" line."""
+    env = clean_env(home)
+    for args in (("history", "first"), ("trace", "1"), ("context", "first"), ("compact", "first")):
+        result = kb(env, *args)
+        assert result.returncode == 0, (args, result.stderr)
+        assert EXTRACTIVE_LINE not in result.stderr, args
+
+
+def test_an_endpoint_without_a_model_name_says_the_model_is_missing(home: Path) -> None:
+    """With OPENAI_BASE_URL and a key but no KB_CHAT_MODEL the notice names KB_CHAT_MODEL."""
+    env = clean_env(home, OPENAI_BASE_URL="http://127.0.0.1:9/v1", OPENAI_API_KEY="k")
+    result = kb(env, "ask", "年假有几天?", "--dataset", "sample")
+    assert result.returncode == 0, result.stderr
+    assert "OPENAI_BASE_URL is set but no model is named (set KB_CHAT_MODEL)" in result.stderr
+    assert "no model endpoint is configured" not in result.stderr
+
+
+def test_ctrl_c_during_ask_marks_the_record_and_prints_one_line(home: Path) -> None:
+    """SIGINT while the model writes: one line naming the record and how to retry, exit 130, the record
+    marked interrupted; `kb ask --again N` then answers it."""
+    server = ModelServer(responder=RoleResponder(), delay=30.0)
+    with server.running_in_thread() as base_url:
+        env = clean_env(home, OPENAI_BASE_URL=base_url, OPENAI_API_KEY="k", KB_CHAT_MODEL=server.model)
+        process = kb_popen(env, "ask", "新员工入职第一天要做什么?", "--mode", "single", "--name", "ctrl-c")
+        assert process.stderr is not None
+        wait_for_line(process.stderr, "正在根据检索资料生成回答")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and out == ""
+    history = kb(clean_env(home), "history", "ctrl-c").stdout
+    record = int(history.split("#", 1)[1].split(" ", 1)[0])
+    assert "[interrupted]" in history
+    assert (
+        err.strip().splitlines()[-1]
+        == f"已中断;记录 {record} 已标记为中断 — 用 `kb ask --again {record}` 重试"
+    )
+    again = kb(clean_env(home), "ask", "--again", str(record), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["status"] == "answered"
+    assert "正在读取会话上下文" in again.stderr  # a Chinese question gets Chinese progress, also --again
+
+
+def test_chat_exits_on_ctrl_c_at_the_prompt(home: Path) -> None:
+    """Ctrl-C at the `kb chat` prompt ends the session at once: exit 130, no traceback."""
+    session = PtySession(clean_env(home), "chat", "--dataset", "sample")
+    session.read_until("> ")
+    session.type("\x03", after=0.5)
+    assert session.wait() == 130
+    assert "Traceback" not in session.screen
+
+
+def test_chat_exits_on_ctrl_d_with_a_newline(home: Path) -> None:
+    """Ctrl-D at the prompt ends the session with exit 0 and leaves the cursor on a new line."""
+    session = PtySession(clean_env(home), "chat", "--dataset", "sample")
+    session.read_until("> ")
+    session.type("\x04", after=0.5)
+    assert session.wait() == 0
+    assert session.screen.endswith("> \r\n") and "Traceback" not in session.screen
+
+
+def test_ctrl_c_while_chat_answers_interrupts_that_answer_only(home: Path) -> None:
+    """Ctrl-C during an answer in `kb chat` marks that record interrupted, says so in one line and returns
+    to the prompt; the session goes on until /quit."""
+    server = ModelServer(responder=RoleResponder(), delay=30.0)
+    with server.running_in_thread() as base_url:
+        env = clean_env(home, OPENAI_BASE_URL=base_url, OPENAI_API_KEY="k", KB_CHAT_MODEL=server.model)
+        session = PtySession(env, "chat", "--dataset", "sample", "--mode", "single", "--name", "chat-ctrl-c")
+        session.read_until("> ")
+        session.type("报销的截止期限是多久?\r", after=0.5)
+        session.read_until("正在根据检索资料生成回答")
+        session.type("\x03", after=0.3)
+        screen = session.read_until("重试")
+        session.read_until("> ", timeout=30)
+        session.type("/quit\r", after=0.5)
+        assert session.wait() == 0
+    assert "Traceback" not in session.screen
+    line = next(text for text in screen.splitlines() if "已中断" in text).strip()
+    record = int(line.split("记录 ", 1)[1].split(" ", 1)[0])
+    assert line == f"已中断;记录 {record} 已标记为中断 — 用 `kb ask --again {record}` 重试"
+    assert f"#{record} [interrupted]" in kb(clean_env(home), "history", "chat-ctrl-c").stdout
