@@ -81,16 +81,18 @@ def fit(text: str, width: int) -> str:
 
 
 def format_table(hits: Sequence[Hit], *, show_dataset: bool = False) -> str:
-    """Rank, score, document (dataset/document when several datasets), heading and snippet per line."""
-    header = f"{'#':>3}  {'score':<6} {fit('document', 24)} {fit('heading', 30)} snippet"
-    lines = [header]
+    """Rank, score, document (dataset/document when several datasets), where (page, slide, rows; only
+    when a hit has one), heading and snippet per line."""
+    where = any(hit.location for hit in hits)
+    header = f"{'#':>3}  {'score':<6} {fit('document', 24)} "
+    header += f"{fit('where', 14)} " if where else ""
+    lines = [header + f"{fit('heading', 30)} snippet"]
     for rank, hit in enumerate(hits, start=1):
         heading = hit.heading.split(" > ", 1)[-1] if " > " in hit.heading else hit.heading
         document = f"{hit.dataset}/{hit.document_name}" if show_dataset else hit.document_name
-        lines.append(
-            f"{rank:>3}  {hit.score:<6.3f} {fit(document, 24)} {fit(heading, 30)} "
-            f"{fit(hit.content, 60).rstrip()}"
-        )
+        line = f"{rank:>3}  {hit.score:<6.3f} {fit(document, 24)} "
+        line += f"{fit(hit.location.label(), 14)} " if where else ""
+        lines.append(line + f"{fit(heading, 30)} {fit(hit.content, 60).rstrip()}")
     return "\n".join(lines)
 
 
@@ -114,6 +116,7 @@ def hits_json(request: SearchRequest, hits: Sequence[Hit]) -> str:
                     "heading": hit.heading,
                     "source": hit.source,
                     "position": hit.position,
+                    **hit.location.to_dict(),
                     "content": hit.content,
                 }
                 for rank, hit in enumerate(hits, start=1)
