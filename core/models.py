@@ -94,14 +94,15 @@ NOWHERE = Location()
 class DocumentPart:
     """A stretch of a read document with one location: a PDF page, a slide, a sheet row, a whole file.
 
-    markdown is the part's text as Markdown. heading_path, when set, is where the part stands in the
-    document (a slide's title, a sheet's name): headings met before it no longer apply. When empty, the
-    headings of the parts before it carry on (a PDF page continues the chapter of the page before).
+    markdown is the part's text as Markdown. heading_path, when set (even to ()), is where the part
+    stands in the document (a slide's title, a sheet's name): headings met before it no longer apply.
+    When None, the headings of the parts before it carry on (a PDF page continues the chapter of the
+    page before).
     """
 
     markdown: str
     location: Location = NOWHERE
-    heading_path: tuple[str, ...] = ()
+    heading_path: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

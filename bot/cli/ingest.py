@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import sys
 import time
 from dataclasses import replace
@@ -12,8 +13,14 @@ from typing import Any
 
 from tqdm import tqdm
 
-from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document
+from adapters.knowledge.document_readers import (
+    ReadLimits,
+    UnreadableDocument,
+    iter_document_paths,
+    read_document,
+)
 from adapters.knowledge.factory import open_knowledge_base
+from adapters.knowledge.readers.base import MB
 from bot.cli.search import print_error
 from bot.settings import INT_RANGES, Settings
 from core.errors import InvalidInput, KbError
@@ -25,7 +32,10 @@ _MIN_TOKENS, _MAX_TOKENS = INT_RANGES["kb_chunk_tokens"][1:]
 
 def register(commands: Any) -> None:
     """Add `kb ingest`."""
-    parser = commands.add_parser("ingest", help="add or update Markdown, text and HTML files in a dataset")
+    parser = commands.add_parser(
+        "ingest",
+        help="add or update documents (Markdown, text, HTML, PDF, Word, PowerPoint, Excel, CSV, zip) in a dataset",
+    )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders (recursive)")
     parser.add_argument("--dataset", required=True, help="dataset name (created on first ingest)")
     parser.add_argument(
@@ -38,9 +48,16 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run_ingest)
 
 
-def _scan(given: list[Path]) -> tuple[list[Path], list[Path]]:
-    """The files to ingest, and the given folders (prune scope)."""
-    return list(iter_document_paths(given)), [path for path in given if path.is_dir()]
+def read_limits(settings: Settings) -> ReadLimits:
+    """How big a file, and how far an archive may unpack (KB_MAX_FILE_MB, KB_MAX_ARCHIVE_MB)."""
+    return ReadLimits(
+        max_file_bytes=settings.kb_max_file_mb * MB, max_archive_bytes=settings.kb_max_archive_mb * MB
+    )
+
+
+def _scan(given: list[Path], limits: ReadLimits) -> tuple[list[Path], list[Path]]:
+    """The files to ingest (zip archives' members in place of the archives), and the given folders (prune scope)."""
+    return list(iter_document_paths(given, limits=limits)), [path for path in given if path.is_dir()]
 
 
 def details(summary: IngestSummary) -> str:
@@ -63,7 +80,8 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
             raise InvalidInput("知识库名称不能为空。", "The dataset name must not be empty.")
         max_tokens = args.chunk_tokens if args.chunk_tokens is not None else settings.kb_chunk_tokens
         max_tokens = max(_MIN_TOKENS, min(_MAX_TOKENS, max_tokens))
-        paths, roots = await asyncio.to_thread(_scan, args.paths)
+        limits = read_limits(settings)
+        paths, roots = await asyncio.to_thread(_scan, args.paths, limits)
         async with open_knowledge_base(settings) as kb:
             existing_model = await kb.dataset_model(dataset)
             model = args.embedding or existing_model or settings.kb_embedding_model
@@ -78,13 +96,15 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 bar.update(1)
                 if event.outcome == "skipped":
                     tqdm.write(f"warning: skipped {event.path}: {event.reason}", file=sys.stderr)
+                elif event.reason:  # read, but not all of it (a scanned page)
+                    tqdm.write(f"warning: {event.path}: {event.reason}", file=sys.stderr)
 
             try:
                 summary = await ingest(
                     kb,
                     dataset,
                     paths,
-                    read=read_document,
+                    read=functools.partial(read_document, limits=limits),
                     embedding_model=model,
                     roots=roots,
                     max_tokens=max_tokens,

@@ -269,9 +269,9 @@ def _joined_headings(blocks: list[_Block]) -> list[_Block]:
 def _part_blocks(parts: Sequence[DocumentPart]) -> Iterator[_Block]:
     """Every part's blocks in order, tagged with their part; a part with its own heading path opens a
     section there (as a level-0 heading block per heading)."""
-    base: tuple[str, ...] = ()
+    base: tuple[str, ...] | None = None
     for index, part in enumerate(parts):
-        if part.heading_path and part.heading_path != base:
+        if part.heading_path is not None and part.heading_path != base:
             base = part.heading_path
             yield _Block("reset", "", 0, index)
             for title in base:
