@@ -59,7 +59,9 @@ DEFAULT_LIMITS = ReadLimits()
 
 
 def megabytes(size: int) -> str:
-    """A size as people read it: "312.4 MB", "200 MB" (binary megabytes, as the limits are set)."""
+    """A size as people read it: "312.4 MB", "200 MB", "12 KB" (binary units, as the limits are set)."""
+    if size < MB:
+        return f"{size / 1024:.0f} KB"
     value = size / MB
     return f"{value:.0f} MB" if value.is_integer() else f"{value:.1f} MB"
 
