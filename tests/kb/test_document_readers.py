@@ -48,10 +48,20 @@ def test_markdown_title_name_hash_and_newlines(tmp_path: Path) -> None:
     assert doc.path == tmp_path / "测试法(2020-01-01).md"
 
 
-def test_markdown_title_ignores_code_fences_and_falls_back_to_name(tmp_path: Path) -> None:
-    """A '# ' line inside a code fence is not a title; without an H1 the title is the file name."""
+def test_markdown_title_ignores_code_fences_and_falls_back_to_the_first_heading_then_the_name(
+    tmp_path: Path,
+) -> None:
+    """A '# ' line inside a code fence is not a title; without an H1 the first heading is the title;
+    without any heading, the file name."""
     doc = read_document(write(tmp_path / "notes.markdown", "```sh\n# not a title\n```\n\n## Sub\n\nbody\n"))
-    assert doc.title == "notes"
+    assert doc.title == "Sub"
+    assert (
+        read_document(write(tmp_path / "Hank Snow-2b1e0c.md", "# Hank Snow\n\nA singer.\n")).title
+        == "Hank Snow"
+    )
+    assert read_document(write(tmp_path / "plain.md", "no heading at all\n")).title == "plain"
+    html = "<html><body><h2>Release notes</h2><p>x</p></body></html>"
+    assert read_document(write(tmp_path / "page.html", html)).title == "Release notes"
 
 
 def test_plain_text_is_kept_as_is(tmp_path: Path) -> None:

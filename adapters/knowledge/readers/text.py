@@ -11,6 +11,7 @@ _SNIFF_BYTES = 8192
 _MAX_CONTROL_RATIO = 0.10
 _ALLOWED_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
 _H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 
@@ -47,17 +48,19 @@ def decode_text(raw: bytes) -> str:
 
 
 def markdown_title(markdown: str) -> str:
-    """The first level-1 heading outside code fences, without inline HTML comments, or ""."""
+    """The document's own title: its first level-1 heading outside code fences, else its first heading
+    of any level; without inline HTML comments; "" when it has no heading."""
     searchable = _FENCE.sub("", markdown)
-    for match in _H1.finditer(searchable):
-        title = " ".join(_COMMENT.sub("", match.group(1)).split())
-        if title:
-            return title
+    for pattern in (_H1, _HEADING):
+        for match in pattern.finditer(searchable):
+            title = " ".join(_COMMENT.sub("", match.group(1)).split())
+            if title:
+                return title
     return ""
 
 
 def read_markdown(text: str) -> Parsed:
-    """A Markdown file as one part, titled by its first level-1 heading."""
+    """A Markdown file as one part, titled by its first level-1 heading (else its first heading)."""
     return Parsed((DocumentPart(text),), title=markdown_title(text))
 
 
