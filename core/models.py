@@ -144,6 +144,7 @@ class Hit:
     source: str = ""
     position: int = 0
     location: Location = NOWHERE
+    title: str = ""  # the document's own title (its first heading, PDF/Office metadata), "" when unknown
 
     def citation(self) -> Citation:
         """The reference to show for this paragraph."""

@@ -204,6 +204,7 @@ def visible_hit(
         source=entry.info.source,
         position=int(meta.get("position", 0)),
         location=Location.from_dict(meta),
+        title=entry.title or entry.info.name,
     )
 
 

@@ -113,6 +113,7 @@ def hits_json(request: SearchRequest, hits: Sequence[Hit]) -> str:
                     "dataset": hit.dataset,
                     "document_id": hit.document_id,
                     "document": hit.document_name,
+                    "title": hit.title,
                     "heading": hit.heading,
                     "source": hit.source,
                     "position": hit.position,

@@ -115,6 +115,9 @@ async def test_hits_and_chunk_metadata_carry_page_slide_sheet_and_rows(tmp_path:
         assert hits[0].document_name == "员工手册.pdf" and hits[0].location.page == 3, mode
     hits = await index.search(SearchRequest("Team Sales Amount 300", ("ds",), mode="keywords", limit=1))
     assert hits[0].location.label() == "sheet Q1, rows 2–3"
+    assert hits[0].title == "budget"  # a workbook without a title of its own: its file name
+    guide = await index.search(SearchRequest("make deploy release tag", ("ds",), mode="keywords", limit=1))
+    assert (guide[0].document_name, guide[0].title) == ("guide", "Guide")
     hits = await index.search(SearchRequest("Berlin office notes", ("ds",), mode="keywords", limit=1))
     assert (hits[0].document_name, hits[0].location.slide, hits[0].heading) == ("deck.pptx", 1, "Q3 results")
     await index.close()
