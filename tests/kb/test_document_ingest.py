@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import replace
 from pathlib import Path
 
 import chromadb
 import pytest
 
 from adapters.knowledge.chroma_catalog import collection_name
-from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document
+from adapters.knowledge.document_readers import (
+    ReadDocument,
+    ReadLimits,
+    UnreadableDocument,
+    iter_document_paths,
+    read_document,
+)
 from adapters.slack.render import source_lines
 from bot.cli import main
 from core.answering.answer import citations, evidence_block, render_sources
@@ -51,6 +59,12 @@ def write_folder(folder: Path) -> None:
     write(folder / "locked.pdf", pdf_bytes(handbook_pages(), user_password="secret"))
     write(folder / "broken.docx", b"PK\x03\x04 damaged")
     write(folder / "partly-scanned.pdf", pdf_bytes([[("第一页有文字。", 11)], []], images=[1]))
+
+
+def read_noting_the_process(path: Path) -> ReadDocument:
+    """read_document, with the reading process's id appended to the document name."""
+    document = read_document(path, limits=ReadLimits())
+    return replace(document, name=f"{document.name}@{os.getpid()}")
 
 
 def kb(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -177,3 +191,31 @@ def test_citations_name_the_page_in_the_cli_slack_and_the_evidence() -> None:
     assert 'document="员工手册.pdf p. 12 | 第三章 考勤"' in evidence_block([hit])
     stored = json.loads(json.dumps(items))  # as the record keeps them
     assert render_sources(stored, "en").splitlines()[1] == "[1] 员工手册.pdf p. 12 — 第三章 考勤"
+
+
+async def test_documents_are_read_in_the_ingest_worker_processes(tmp_path: Path) -> None:
+    """PDF, Office and zip members are read and chunked in the worker processes, giving the same
+    chunks and locations as reading them in threads."""
+    folder = tmp_path / "docs"
+    write_folder(folder)
+    paths = list(iter_document_paths([folder]))
+    results = []
+    for name, min_bytes in (("workers", 0), ("threads", 10**9)):
+        index = make_kb(tmp_path / name, CountingEmbedder("bag", 64))
+        summary = await ingest(
+            index,
+            "ds",
+            paths,
+            read=read_noting_the_process,
+            embedding_model="bag",
+            unreadable=(UnreadableDocument,),
+            worker_min_bytes=min_bytes,
+        )
+        documents = await index.list_documents("ds")
+        readers = {info.name.rsplit("@", 1)[1] for info in documents}
+        assert (str(os.getpid()) not in readers) == (name == "workers"), readers
+        hits = await index.search(SearchRequest(PAGE_3, ("ds",), mode="keywords", limit=5))
+        results.append((summary.chunks_added, summary.skipped, [(h.content, h.location) for h in hits]))
+        await index.close()
+    assert results[0] == results[1]
+    assert results[0][1] == 3 and results[0][2][0][1].page == 3
