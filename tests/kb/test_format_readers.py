@@ -17,6 +17,7 @@ from tests.kb.document_files import (
     pptx_bytes,
     write,
     xlsx_bytes,
+    zip_bytes,
 )
 
 
@@ -124,6 +125,10 @@ def test_password_protected_and_corrupt_office_files_are_refused(tmp_path: Path)
     assert reason_for(write(tmp_path / "broken.docx", b"PK\x03\x04 not really")).startswith("corrupt file")
     legacy = write(tmp_path / "old.doc", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512)
     assert reason_for(legacy).startswith("old binary Office format")
+    hollow = {"[Content_Types].xml": b"<Types/>", "xl/workbook.xml": b"<not-a-workbook", "ppt/x": b""}
+    assert reason_for(write(tmp_path / "hollow.xlsx", zip_bytes(hollow))).startswith("corrupt Excel workbook")
+    deck = {"[Content_Types].xml": b"<Types/>", "ppt/presentation.xml": b"<broken"}
+    assert reason_for(write(tmp_path / "hollow.pptx", zip_bytes(deck))).startswith("corrupt PowerPoint deck")
 
 
 # ---------- PowerPoint ----------

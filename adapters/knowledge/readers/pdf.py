@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import logging
 import re
 import statistics
 from collections import Counter
@@ -218,6 +219,10 @@ def _page_markdown(lines: list[_Line], outline: list[tuple[int, str]], levels: d
 def _open(data: bytes) -> Any:
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError
+
+    # pypdf logs each repair it makes to a damaged file ("EOF marker not found"); a file it cannot
+    # read is reported with its reason, one it repaired reads fine: neither needs its log lines.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
 
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -51,24 +52,28 @@ def _rows_as_parts(
 
 
 def read_xlsx(data: bytes) -> Parsed:
-    """A workbook's sheets as row parts (location: sheet and row), titled by its properties."""
+    """A workbook's sheets as row parts (location: sheet and row), titled by its properties.
+
+    openpyxl warns (UserWarning) about workbook features it does not keep, such as data validation
+    or conditional formatting; reading only the values loses nothing by them, so they are silenced.
+    """
     import openpyxl
 
-    try:
-        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises KeyError, ValueError, ... on a damaged workbook
-        raise ReadFailed(f"corrupt Excel workbook ({described(exc)})") from exc
-    try:
-        parts: list[DocumentPart] = []
-        for sheet in workbook.worksheets:
-            parts.extend(_sheet_parts(sheet))
-        title = own_title(workbook.properties.title)
-    except ReadFailed:
-        raise
-    except Exception as exc:
-        raise ReadFailed(f"corrupt Excel workbook ({described(exc)})") from exc
-    finally:
-        workbook.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        except Exception as exc:  # openpyxl raises KeyError, ValueError, ... on a damaged workbook
+            raise ReadFailed(f"corrupt Excel workbook ({described(exc)})") from exc
+        try:
+            parts: list[DocumentPart] = []
+            for sheet in workbook.worksheets:
+                parts.extend(_sheet_parts(sheet))
+            title = own_title(workbook.properties.title)
+        except Exception as exc:
+            raise ReadFailed(f"corrupt Excel workbook ({described(exc)})") from exc
+        finally:
+            workbook.close()
     return Parsed(tuple(parts), title=title)
 
 
