@@ -31,10 +31,12 @@ def pdf_bytes(
     title: str | None = None,
     outline: Sequence[tuple[int, int, str]] = (),
     images: Sequence[int] = (),
+    framed_images: Sequence[int] = (),
     user_password: str | None = None,
 ) -> bytes:
     """A PDF whose page i draws lines (text, font size) top down; outline entries are (page, level,
-    title); pages listed in images get a drawn image; with user_password it is encrypted."""
+    title); pages listed in images get a drawn image, in framed_images an image inside a form XObject
+    (as scanners write it); with user_password it is encrypted."""
     from reportlab.lib.utils import ImageReader
 
     target = io.BytesIO()
@@ -54,6 +56,11 @@ def pdf_bytes(
             y -= size * 1.4
         if index in images:
             pdf.drawImage(ImageReader(_png()), 56, 200, width=200, height=200)  # type: ignore[attr-defined]
+        if index in framed_images:
+            pdf.beginForm(f"scan{index}")  # type: ignore[attr-defined]
+            pdf.drawImage(ImageReader(_png()), 0, 0, width=500, height=700)  # type: ignore[attr-defined]
+            pdf.endForm()  # type: ignore[attr-defined]
+            pdf.doForm(f"scan{index}")  # type: ignore[attr-defined]
         for page, level, entry in outline:
             if page == index:
                 key = f"p{index}-{entry}"

@@ -123,3 +123,36 @@ def test_encrypted_members_and_oversized_files_are_refused_with_their_reason(tmp
         reason_for(big, ReadLimits(max_file_bytes=2048))
         == "too large (3 KB; the limit is 2 KB, KB_MAX_FILE_MB)"
     )
+
+
+async def test_members_removed_from_an_archive_are_pruned_and_unchanged_ones_kept(tmp_path: Path) -> None:
+    """Re-ingesting an export writes nothing for unchanged members and, with prune, deletes the
+    documents of members the new export no longer has."""
+    from core.knowledge.ingest import ingest
+    from core.knowledge.ingest_plan import IngestSummary
+    from tests.kb.kb_support import CountingEmbedder, make_kb
+
+    folder = tmp_path / "kb"
+    archive = write(folder / "export.zip", zip_bytes({"a.md": b"# A\n\nalpha", "b.md": b"# B\n\nbeta"}))
+    index = make_kb(tmp_path / "home", CountingEmbedder("bag", 16))
+
+    async def run() -> IngestSummary:
+        paths = list(iter_document_paths([folder]))
+        return await ingest(
+            index,
+            "ds",
+            paths,
+            read=read_document,
+            embedding_model="bag",
+            roots=[folder],
+            prune=True,
+            unreadable=(UnreadableDocument,),
+        )
+
+    first = await run()
+    assert (first.added, first.chunks_added) == (2, 2)
+    write(archive, zip_bytes({"a.md": b"# A\n\nalpha"}))
+    second = await run()
+    assert (second.unchanged, second.removed, second.chunks_added) == (1, 1, 0)
+    assert [doc.name for doc in await index.list_documents("ds")] == ["a.md"]
+    await index.close()

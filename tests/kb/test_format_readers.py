@@ -76,8 +76,12 @@ def test_scanned_pages_are_skipped_with_a_warning_and_a_scanned_pdf_is_refused(t
     doc = read_document(mixed)
     assert [c.location.page for c in chunk_parts(doc.parts)] == [1, 3]
     assert doc.warnings == ("pages 2: no text layer (scanned?) — OCR not supported; skipped",)
-    scanned = write(tmp_path / "scan.pdf", pdf_bytes([[], []], images=[0, 1]))
+    scanned = write(tmp_path / "scan.pdf", pdf_bytes([[], []], images=[0], framed_images=[1]))
     assert reason_for(scanned) == "no text layer (scanned?) — OCR not supported"
+    framed = write(tmp_path / "framed.pdf", pdf_bytes([[("有字。", 11)], []], framed_images=[1]))
+    assert read_document(framed).warnings == (
+        "pages 2: no text layer (scanned?) — OCR not supported; skipped",
+    )
 
 
 def test_password_protected_and_corrupt_pdfs_are_refused_but_an_owner_password_alone_is_not(

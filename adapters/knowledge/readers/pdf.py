@@ -98,15 +98,23 @@ def _page_lines(page: Any) -> list[_Line]:
     return lines
 
 
-def _has_images(page: Any) -> bool:
+def _has_images(resources: Any, depth: int = 0) -> bool:
+    """Whether a page's (or form's) resources draw an image, looking into forms (scanners wrap the
+    page image in one) up to three levels deep."""
     try:
-        resources = page.get("/Resources")
         xobjects = resources.get_object().get("/XObject") if resources is not None else None
         if xobjects is None:
             return False
-        return any(item.get_object().get("/Subtype") == "/Image" for item in xobjects.get_object().values())
+        for item in xobjects.get_object().values():
+            xobject = item.get_object()
+            subtype = xobject.get("/Subtype")
+            if subtype == "/Image":
+                return True
+            if subtype == "/Form" and depth < 3 and _has_images(xobject.get("/Resources"), depth + 1):
+                return True
     except Exception:  # a damaged resource dictionary: assume no image
         return False
+    return False
 
 
 def _outline(reader: Any) -> dict[int, list[tuple[int, str]]]:
@@ -249,7 +257,7 @@ def _pages(reader: Any) -> Iterator[_Page]:
             lines = _page_lines(page)
         except Exception as exc:  # one damaged page spoils the file: nothing half-read
             raise ReadFailed(f"corrupt PDF (page {number}: {described(exc)})") from exc
-        yield _Page(lines, has_images=not lines and _has_images(page))
+        yield _Page(lines, has_images=not lines and _has_images(page.get("/Resources")))
 
 
 def _page_list(numbers: list[int]) -> str:
@@ -273,7 +281,7 @@ def read_pdf(data: bytes) -> Parsed:
             markdown = _page_markdown(lines, outline.get(index, []), levels)
             parts.append(DocumentPart(markdown, Location(page=index + 1)))
     if not any(page.lines for page in pages):
-        raise ReadFailed(SCANNED if scanned else "no text in the PDF")
+        raise ReadFailed(SCANNED)  # scanned, or text drawn as shapes: either way nothing to read
     warnings = (f"pages {_page_list(scanned)}: {SCANNED}; skipped",) if scanned else ()
     return Parsed(tuple(parts), title=_title(reader, parts), warnings=warnings)
 
