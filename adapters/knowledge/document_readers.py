@@ -119,9 +119,11 @@ def _archive_of(path: Path) -> tuple[Path, str] | None:
     return None
 
 
-def parse(data: bytes, *, suffix: str, limits: ReadLimits = DEFAULT_LIMITS) -> Parsed:
-    """The document in data, read by its content, then (for text) by its suffix; raises ReadFailed."""
-    kind: Kind = sniff(data)
+def parse(data: bytes, *, name: str, limits: ReadLimits = DEFAULT_LIMITS, kind: Kind | None = None) -> Parsed:
+    """The document in data (called name), read by its content (kind, when already sniffed), then, for
+    text, by its suffix; raises ReadFailed."""
+    suffix = PurePosixPath(name).suffix.lower()
+    kind = kind or sniff(data)
     if kind == "pdf":
         return read_pdf(data)
     if kind in ("docx", "pptx", "xlsx"):
@@ -134,7 +136,7 @@ def parse(data: bytes, *, suffix: str, limits: ReadLimits = DEFAULT_LIMITS) -> P
             raise ReadFailed(f"not a {FORMAT_NAMES[other]} (its content does not start like one)")
     if suffix not in TEXT_SUFFIXES:
         supported = " ".join(sorted(SUPPORTED_SUFFIXES))
-        raise ReadFailed(f"unsupported file type '{suffix}' ({supported})")
+        raise ReadFailed(f"unsupported file type '{suffix or name}' ({supported})")
     text = decode_text(data)
     if suffix in HTML_SUFFIXES:
         return read_html(text)
@@ -155,15 +157,15 @@ def read_document(path: Path, *, limits: ReadLimits = DEFAULT_LIMITS) -> ReadDoc
             name = member
         else:
             data = _read_file(path, limits)
-            if data.startswith(ZIP_MAGICS) and sniff(data) == "zip":
-                archive_members(path, limits, is_wanted)  # raises the archive's own reason
-                raise ReadFailed("a ZIP archive: its documents are read one by one")
             name = path.name
-        suffix = PurePosixPath(name).suffix.lower()
-        parsed = parse(data, suffix=suffix, limits=limits)
+        kind = sniff(data)
+        if kind == "zip" and inside is None:
+            archive_members(path, limits, is_wanted)  # raises the archive's own reason
+            raise ReadFailed("a ZIP archive: its documents are read one by one")
+        parsed = parse(data, name=name, limits=limits, kind=kind)
     except ReadFailed as exc:
         raise UnreadableDocument(path, exc.reason) from exc
-    if suffix in _NAMED_BY_STEM and inside is None:
+    if PurePosixPath(name).suffix.lower() in _NAMED_BY_STEM and inside is None:
         name = path.stem
     return ReadDocument(
         path=path,

@@ -53,7 +53,7 @@ def zip_kind(names: list[str]) -> Kind:
 
 def sniff(data: bytes) -> Kind:
     """The format of data; raises ReadFailed naming a format that is known but not read."""
-    if data.startswith(b"%PDF-") or b"%PDF-" in data[:1024]:
+    if data[:1024].lstrip(b"\x00\t\n\r\f ").startswith(b"%PDF-"):
         return "pdf"
     if is_zip(data):
         try:
