@@ -220,6 +220,10 @@ def test_the_reader_is_chosen_by_content_not_by_name(tmp_path: Path) -> None:
         reason_for(write(tmp_path / "z.pdf", "just text"))
         == "not a PDF (its content does not start like one)"
     )
+    about = write(
+        tmp_path / "about-pdf.md", "# PDF files\n\nEvery PDF starts with %PDF-1.7 on its first line.\n"
+    )
+    assert read_document(about).title == "PDF files"
 
 
 def test_a_walk_finds_suffixless_documents_by_their_signature(tmp_path: Path) -> None:
