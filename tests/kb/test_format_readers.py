@@ -233,3 +233,28 @@ def test_a_walk_finds_suffixless_documents_by_their_signature(tmp_path: Path) ->
     found = [p.name for p in iter_document_paths([tmp_path / "docs"])]
     assert found == ["report"]
     assert read_document(tmp_path / "docs" / "report").name == "report"
+
+
+def test_docx_pages_come_from_words_rendered_page_breaks(tmp_path: Path) -> None:
+    """When Word recorded where its pages broke, each paragraph is located on its page."""
+    import io
+
+    import docx
+    from docx.oxml import OxmlElement
+
+    document = docx.Document()
+    document.add_heading("报销制度", level=1)
+    document.add_paragraph("第一页的内容。")
+    second = document.add_paragraph()
+    second.add_run("第二页开头的内容。")._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+    document.add_paragraph("第二页的更多内容。")
+    third = document.add_paragraph()
+    third.add_run("第三页的内容。")._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+    buffer = io.BytesIO()
+    document.save(buffer)
+    chunks = chunks_of(write(tmp_path / "paged.docx", buffer.getvalue()))
+    assert [(c.location.page, c.heading_path, c.text) for c in chunks] == [
+        (1, ("报销制度",), "第一页的内容。"),
+        (2, ("报销制度",), "第二页开头的内容。\n\n第二页的更多内容。"),
+        (3, ("报销制度",), "第三页的内容。"),
+    ]
