@@ -65,7 +65,7 @@ def _slide_part(slide: Any, number: int) -> tuple[DocumentPart, str]:
             blocks.append(f"{NOTES_LABEL} {notes}")
     if not blocks and title:  # a section divider: its title is its content
         blocks.append(text_line(title))
-    heading = (text_line(title),) if title else ()
+    heading = (title,) if title else ()  # a heading path is not parsed as Markdown: no escaping
     return DocumentPart("\n\n".join(blocks), Location(slide=number), heading), title
 
 
