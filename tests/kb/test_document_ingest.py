@@ -219,3 +219,19 @@ async def test_documents_are_read_in_the_ingest_worker_processes(tmp_path: Path)
         await index.close()
     assert results[0] == results[1]
     assert results[0][1] == 3 and results[0][2][0][1].page == 3
+
+
+def test_kb_max_file_mb_refuses_a_bigger_file_with_its_size(
+    tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KB_MAX_FILE_MB reaches kb ingest: a file over it is skipped with its size, the rest ingested."""
+    monkeypatch.setenv("KB_MAX_FILE_MB", "1")
+    write(tmp_path / "docs" / "big.txt", "大" * 600_000)  # 1.7 MB of UTF-8
+    write(tmp_path / "docs" / "small.md", "# Small\n\nfits\n")
+    code, out, err = kb(capsys, "ingest", str(tmp_path / "docs"), "--dataset", "limits")
+    assert code == 0, err
+    assert (
+        f"warning: skipped {tmp_path / 'docs' / 'big.txt'}: too large (1.7 MB; the limit is 1 MB, KB_MAX_FILE_MB)"
+        in err
+    )
+    assert "documents: 1 new, 0 changed, 0 unchanged, 0 removed, 1 skipped" in out
