@@ -89,7 +89,7 @@ def test_kb_ingest_of_every_format_and_a_zip_reports_skips_and_search_shows_the_
         f"warning: skipped {folder / 'scan.pdf'}: no text layer (scanned?) — OCR not supported",
     ]
     assert (
-        f"warning: {folder / 'partly-scanned.pdf'}: pages 2: no text layer (scanned?) — OCR not supported; skipped"
+        f"warning: {folder / 'partly-scanned.pdf'}: page 2: no text layer (scanned?) — OCR not supported; skipped"
         in err.splitlines()
     )
     assert out.startswith(

@@ -75,12 +75,12 @@ def test_scanned_pages_are_skipped_with_a_warning_and_a_scanned_pdf_is_refused(t
     mixed = write(tmp_path / "mixed.pdf", pdf_bytes([[("文字页。", 11)], [], [("另一页。", 11)]], images=[1]))
     doc = read_document(mixed)
     assert [c.location.page for c in chunk_parts(doc.parts)] == [1, 3]
-    assert doc.warnings == ("pages 2: no text layer (scanned?) — OCR not supported; skipped",)
+    assert doc.warnings == ("page 2: no text layer (scanned?) — OCR not supported; skipped",)
     scanned = write(tmp_path / "scan.pdf", pdf_bytes([[], []], images=[0], framed_images=[1]))
     assert reason_for(scanned) == "no text layer (scanned?) — OCR not supported"
     framed = write(tmp_path / "framed.pdf", pdf_bytes([[("有字。", 11)], []], framed_images=[1]))
     assert read_document(framed).warnings == (
-        "pages 2: no text layer (scanned?) — OCR not supported; skipped",
+        "page 2: no text layer (scanned?) — OCR not supported; skipped",
     )
 
 

@@ -261,8 +261,10 @@ def _pages(reader: Any) -> Iterator[_Page]:
 
 
 def _page_list(numbers: list[int]) -> str:
+    """ "page 4" or "pages 4, 7 and 12 more"."""
     shown = ", ".join(str(n) for n in numbers[:10])
-    return shown + (f" and {len(numbers) - 10} more" if len(numbers) > 10 else "")
+    more = f" and {len(numbers) - 10} more" if len(numbers) > 10 else ""
+    return ("page " if len(numbers) == 1 else "pages ") + shown + more
 
 
 def read_pdf(data: bytes) -> Parsed:
@@ -282,7 +284,7 @@ def read_pdf(data: bytes) -> Parsed:
             parts.append(DocumentPart(markdown, Location(page=index + 1)))
     if not any(page.lines for page in pages):
         raise ReadFailed(SCANNED)  # scanned, or text drawn as shapes: either way nothing to read
-    warnings = (f"pages {_page_list(scanned)}: {SCANNED}; skipped",) if scanned else ()
+    warnings = (f"{_page_list(scanned)}: {SCANNED}; skipped",) if scanned else ()
     return Parsed(tuple(parts), title=_title(reader, parts), warnings=warnings)
 
 
