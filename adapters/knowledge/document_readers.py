@@ -183,7 +183,8 @@ def is_wanted(name: str) -> bool:
 
 
 def _is_hidden(name: str) -> bool:
-    return name.startswith(".")
+    """Hidden files, and the lock files Office leaves beside an open document ("~$report.docx")."""
+    return name.startswith((".", "~$"))
 
 
 def _head(path: Path) -> bytes:

@@ -156,7 +156,8 @@ def test_unsupported_missing_and_directory_paths_are_unreadable(tmp_path: Path) 
 
 
 def test_folder_walk_is_sorted_recursive_and_skips_hidden(tmp_path: Path) -> None:
-    """Folders are walked in sorted order, hidden entries and unsupported suffixes skipped (PDFs are in)."""
+    """Folders are walked in sorted order, hidden entries, Office lock files and unsupported suffixes
+    skipped (PDFs are in)."""
     root = tmp_path / "kb"
     for name in (
         "b.md",
@@ -168,6 +169,7 @@ def test_folder_walk_is_sorted_recursive_and_skips_hidden(tmp_path: Path) -> Non
         "image.png",
         "notes.pdf",
         "c.htm",
+        "~$lock.docx",
     ):
         write(root / name, "x")
     walked = [p.relative_to(root).as_posix() for p in iter_document_paths([root])]
