@@ -41,6 +41,8 @@ INT_RANGES: dict[str, tuple[int, int, int]] = {
     "kb_topk_medium": (12, 1, 50),
     "kb_topk_long": (8, 1, 50),
     "kb_chunk_tokens": (400, 64, 4000),
+    "kb_max_file_mb": (200, 1, 10_000),
+    "kb_max_archive_mb": (1024, 1, 100_000),
     "kb_model_retries": (3, 0, 10),
 }
 FLOAT_RANGES: dict[str, tuple[float, float, float]] = {
@@ -117,6 +119,8 @@ class Settings(BaseSettings):
     kb_min_score_default: float = 0.28
     kb_coverage_threshold: float = 0.6
     kb_chunk_tokens: int = 400
+    kb_max_file_mb: int = 200  # a bigger file (or archive member) is refused with its size
+    kb_max_archive_mb: int = 1024  # a zip (or .docx/.xlsx/.pptx) unpacking to more is refused
     kb_datasets: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     kb_classifier_url: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
@@ -13,6 +14,98 @@ RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("auto", "single", "multi")
 
 
 @dataclass(frozen=True, slots=True)
+class Location:
+    """Where in its document a chunk is: page, slide, sheet and row range (0 / "" when not applicable).
+
+    Pages, slides and rows count from 1 as their application shows them (rows as the spreadsheet
+    numbers them, the header row included).
+    """
+
+    page: int = 0
+    slide: int = 0
+    sheet: str = ""
+    first_row: int = 0
+    last_row: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.page or self.slide or self.sheet or self.first_row)
+
+    def same_place(self, other: Location) -> bool:
+        """Whether one chunk may hold text of both: same page, slide and sheet (rows may differ)."""
+        return self.page == other.page and self.slide == other.slide and self.sheet == other.sheet
+
+    def through(self, other: Location) -> Location:
+        """This location extended to other's last row (the span of a chunk packed from both)."""
+        last = other.last_row or other.first_row
+        if not last:
+            return self
+        return Location(self.page, self.slide, self.sheet, self.first_row or other.first_row, last)
+
+    def label(self) -> str:
+        """How a citation shows it: "p. 12", "slide 3", "sheet Budget, rows 2–40" ("" when nowhere)."""
+        parts: list[str] = []
+        if self.page:
+            parts.append(f"p. {self.page}")
+        if self.slide:
+            parts.append(f"slide {self.slide}")
+        if self.sheet:
+            parts.append(f"sheet {self.sheet}")
+        if self.first_row:
+            last = self.last_row or self.first_row
+            parts.append(f"row {last}" if last == self.first_row else f"rows {self.first_row}–{last}")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, int | str]:
+        """The set fields only (as chunk metadata and in citations): page, slide, sheet, row_start, row_end."""
+        items: dict[str, int | str] = {}
+        if self.page:
+            items["page"] = self.page
+        if self.slide:
+            items["slide"] = self.slide
+        if self.sheet:
+            items["sheet"] = self.sheet
+        if self.first_row:
+            items["row_start"] = self.first_row
+            items["row_end"] = self.last_row or self.first_row
+        return items
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Location:
+        """The location in a metadata or citation mapping (missing or malformed fields are unset)."""
+
+        def number(key: str) -> int:
+            value = values.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+        sheet = values.get("sheet")
+        return cls(
+            page=number("page"),
+            slide=number("slide"),
+            sheet=sheet if isinstance(sheet, str) else "",
+            first_row=number("row_start"),
+            last_row=number("row_end"),
+        )
+
+
+NOWHERE = Location()
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentPart:
+    """A stretch of a read document with one location: a PDF page, a slide, a sheet row, a whole file.
+
+    markdown is the part's text as Markdown. heading_path, when set (even to ()), is where the part
+    stands in the document (a slide's title, a sheet's name): headings met before it no longer apply.
+    When None, the headings of the parts before it carry on (a PDF page continues the chapter of the
+    page before).
+    """
+
+    markdown: str
+    location: Location = NOWHERE
+    heading_path: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """One retrievable paragraph of a document, as produced by chunking."""
 
@@ -20,6 +113,7 @@ class Chunk:
     heading_path: tuple[str, ...]
     position: int
     tokens: int
+    location: Location = NOWHERE
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +143,14 @@ class Hit:
     heading: str = ""
     source: str = ""
     position: int = 0
+    location: Location = NOWHERE
+    title: str = ""  # the document's own title (its first heading, PDF/Office metadata), "" when unknown
 
     def citation(self) -> Citation:
         """The reference to show for this paragraph."""
-        return Citation(document=self.document_name, heading=self.heading, source=self.source)
+        return Citation(
+            document=self.document_name, heading=self.heading, source=self.source, location=self.location
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +160,16 @@ class Citation:
     document: str
     heading: str = ""
     source: str = ""
+    location: Location = NOWHERE
 
-    def to_dict(self) -> dict[str, str]:
-        return {"document": self.document, "heading": self.heading, "source": self.source}
+    def to_dict(self) -> dict[str, str | int]:
+        """document, heading and source, plus the location's set fields (page, slide, sheet, rows)."""
+        return {
+            "document": self.document,
+            "heading": self.heading,
+            "source": self.source,
+            **self.location.to_dict(),
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from adapters.knowledge.chroma_catalog import (
 )
 from adapters.knowledge.keyword_index import KeywordIndex
 from core.knowledge.chunking import embedding_text
-from core.models import Chunk, DocumentInfo, Hit
+from core.models import Chunk, DocumentInfo, Hit, Location
 
 HNSW_CONFIGURATION = {"hnsw": {"space": "cosine", "ef_search": 400}}
 # Embedded Chroma holds the GIL for a whole upsert (measured: no other thread ran during a 1.2 s upsert
@@ -135,7 +135,8 @@ def chunk_records(document: DocumentInfo, chunks: Sequence[Chunk], *, version: s
     """Records for a document's chunks; per-document fields (name, source, title) live in the catalog.
 
     Five small metadata keys (the text among them, see the module docstring) instead of nine made
-    writes ~12 % cheaper (measured).
+    writes ~12 % cheaper (measured); a chunk with a location (page, slide, sheet, rows) adds only the
+    keys it has (core.models.Location.to_dict).
     """
     metadatas: list[dict[str, Any]] = [
         {
@@ -144,6 +145,7 @@ def chunk_records(document: DocumentInfo, chunks: Sequence[Chunk], *, version: s
             "position": index,
             "heading": HEADING_JOINER.join(chunk.heading_path),
             TEXT_KEY: chunk.text,
+            **chunk.location.to_dict(),
         }
         for index, chunk in enumerate(chunks)
     ]
@@ -241,6 +243,8 @@ def visible_hit(
         heading=str(meta.get("heading", "")),
         source=entry.info.source,
         position=int(meta.get("position", 0)),
+        location=Location.from_dict(meta),
+        title=entry.title or entry.info.name,
     )
 
 

@@ -1,164 +1,68 @@
-"""Reading Markdown, plain-text and HTML files into Markdown-ish text, and walking folders for them."""
+"""The document-reader seam: files (and members of zip archives) read into documents, and folder walks.
+
+The reader is chosen by content, not only by name: a file starting ``%PDF-`` is read as a PDF, a zip
+holding ``word/document.xml`` as a Word document, whatever they are called; text is then read by its
+suffix (Markdown, HTML, CSV/TSV, plain text). A zip archive is not a document: walking it yields its
+members as paths under it (``export.zip/Space/Page.html``), each read on its own and named by its path
+in the archive. Formats and libraries live in adapters.knowledge.readers, one module per format.
+
+A file over ReadLimits.max_file_bytes is refused with its size before it is read; every refusal is an
+UnreadableDocument with a reason, raised before anything is written, so a failing file leaves nothing.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from html.parser import HTMLParser
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".txt", ".text", ".html", ".htm"})
+from adapters.knowledge.readers.archive import archive_members, check_zip_bytes, read_member
+from adapters.knowledge.readers.base import DEFAULT_LIMITS, Parsed, ReadFailed, ReadLimits, megabytes
+from adapters.knowledge.readers.html import html_to_markdown, read_html
+from adapters.knowledge.readers.pdf import read_pdf
+from adapters.knowledge.readers.sheets import read_csv, read_xlsx
+from adapters.knowledge.readers.slides import read_pptx
+from adapters.knowledge.readers.sniff import ZIP_MAGICS, Kind, sniff, zip_kind
+from adapters.knowledge.readers.text import decode_text, markdown_title, read_markdown, read_plain
+from adapters.knowledge.readers.word import read_docx
+from core.models import DocumentPart
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "SUPPORTED_SUFFIXES",
+    "ReadDocument",
+    "ReadLimits",
+    "UnreadableDocument",
+    "html_to_markdown",
+    "iter_document_paths",
+    "markdown_title",
+    "read_document",
+]
+
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
-
-_SNIFF_BYTES = 8192
-_MAX_CONTROL_RATIO = 0.10
-_ALLOWED_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
-_MAGIC = (
-    (b"%PDF", "a PDF file"),
-    (b"\x89PNG", "a PNG image"),
-    (b"GIF8", "a GIF image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"PK\x03\x04", "a ZIP archive (docx/xlsx/...)"),
-    (b"\xd0\xcf\x11\xe0", "an old Office document"),
-    (b"\x7fELF", "an executable"),
-)
-_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
-
-
-_BLOCK_TAGS = frozenset(
-    "p div section article main header footer nav aside blockquote li dt dd tr table thead tbody tfoot "
-    "ul ol dl figure figcaption address hr form fieldset details summary".split()
-)
-_HEADING_TAGS = {f"h{n}": n for n in range(1, 7)}
-_DROPPED_TAGS = frozenset({"script", "style", "noscript", "template", "svg"})
-_CELL_TAGS = frozenset({"td", "th"})
-
-
-class _MarkdownBuilder(HTMLParser):
-    """Collects HTML as blank-line separated Markdown blocks (headings, paragraphs, items, rows)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.blocks: list[str] = []
-        self.title = ""
-        self._inline: list[str] = []
-        self._dropped = 0
-        self._heading = 0
-        self._pre = 0
-        self._in_title = False
-        self._title_parts: list[str] = []
-        self._cells: list[str] | None = None
-        self._prefix = ""
-
-    def _flush(self) -> None:
-        if self._pre:
-            return
-        if self._cells is not None and not self._heading:
-            self._inline.append(" ")  # a block inside a table cell stays in the cell
-            return
-        raw = "".join(self._inline)
-        self._inline = []
-        text = " ".join(raw.split())
-        if not text:
-            return
-        if self._heading:
-            self.blocks.append("#" * self._heading + " " + text)
-        else:
-            self.blocks.append(self._prefix + text)
-        self._prefix = ""
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _DROPPED_TAGS:
-            self._dropped += 1
-        elif tag == "title":
-            self._in_title = True
-        elif tag in _HEADING_TAGS:
-            self._flush()
-            self._heading = _HEADING_TAGS[tag]
-        elif tag == "pre":
-            self._flush()
-            self._pre += 1
-        elif tag == "br":
-            self._inline.append("\n" if self._pre else " ")
-        elif tag == "tr":
-            self._flush()
-            self._cells = []
-        elif tag in _CELL_TAGS:
-            self._flush_cell()
-        elif tag in _BLOCK_TAGS:
-            self._flush()
-            if tag == "li":
-                self._prefix = "- "
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _DROPPED_TAGS:
-            self._dropped = max(0, self._dropped - 1)
-        elif tag == "title":
-            self._in_title = False
-            self.title = self.title or " ".join("".join(self._title_parts).split())
-        elif tag in _HEADING_TAGS:
-            self._flush()
-            self._heading = 0
-        elif tag == "pre" and self._pre:
-            code = "".join(self._inline).strip("\n")
-            self._inline = []
-            self._pre -= 1
-            if code.strip():
-                self.blocks.append("```\n" + code + "\n```")
-        elif tag in _CELL_TAGS:
-            self._flush_cell()
-        elif tag == "tr":
-            self._end_row()
-        elif tag in _BLOCK_TAGS:
-            self._flush()
-
-    def _flush_cell(self) -> None:
-        if self._cells is None:
-            return
-        cell = " ".join("".join(self._inline).split())
-        self._inline = []
-        if cell:
-            self._cells.append(cell)
-
-    def _end_row(self) -> None:
-        self._flush_cell()
-        if self._cells:
-            self.blocks.append(" | ".join(self._cells))
-        self._cells = None
-
-    def handle_data(self, data: str) -> None:
-        if self._dropped:
-            return
-        if self._in_title:
-            self._title_parts.append(data)
-            return
-        self._inline.append(data)
-
-    def close(self) -> None:
-        super().close()
-        if self._cells is not None:
-            self._end_row()
-        self._pre = 0
-        self._flush()
-
-
-def html_to_markdown(html: str) -> tuple[str, str]:
-    """(Markdown-ish text, <title> text): h1..h6 as '#' lines, blank-line separated blocks, no scripts."""
-    builder = _MarkdownBuilder()
-    builder.feed(html)
-    builder.close()
-    markdown = "\n\n".join(builder.blocks) + ("\n" if builder.blocks else "")
-    return markdown, builder.title
+PLAIN_SUFFIXES = frozenset({".txt", ".text"})
+CSV_SUFFIXES = frozenset({".csv", ".tsv"})
+TEXT_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES | PLAIN_SUFFIXES | CSV_SUFFIXES
+# What each binary format's files are called (read by content all the same).
+FORMAT_SUFFIXES: dict[str, frozenset[str]] = {
+    "pdf": frozenset({".pdf"}),
+    "docx": frozenset({".docx", ".docm"}),
+    "pptx": frozenset({".pptx", ".pptm"}),
+    "xlsx": frozenset({".xlsx", ".xlsm"}),
+}
+FORMAT_NAMES = {"pdf": "PDF", "docx": "Word document", "pptx": "PowerPoint deck", "xlsx": "Excel workbook"}
+ARCHIVE_SUFFIXES = frozenset({".zip"})
+DOCUMENT_SUFFIXES: frozenset[str] = TEXT_SUFFIXES.union(*FORMAT_SUFFIXES.values())
+SUPPORTED_SUFFIXES: frozenset[str] = DOCUMENT_SUFFIXES | ARCHIVE_SUFFIXES
+_NAMED_BY_STEM = MARKDOWN_SUFFIXES | HTML_SUFFIXES | PLAIN_SUFFIXES  # as before: "guide", not "guide.md"
+_SNIFF_BYTES = 8
 
 
 class UnreadableDocument(Exception):
-    """A file that cannot be read as text; reason says why in plain words."""
+    """A file that cannot be read as a document; reason says why in plain words."""
 
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"{path}: {reason}")
@@ -168,67 +72,32 @@ class UnreadableDocument(Exception):
 
 @dataclass(frozen=True)
 class ReadDocument:
-    """A file read and normalised to Markdown-ish text."""
+    """A file read into parts (pages, slides, rows, or its whole text as Markdown)."""
 
     path: Path
     name: str
     title: str
-    markdown: str
+    parts: tuple[DocumentPart, ...]
     content_hash: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def markdown(self) -> str:
+        """The whole text as Markdown (parts joined by blank lines)."""
+        return "\n\n".join(part.markdown for part in self.parts)
 
 
-def _binary_reason(head: bytes) -> str | None:
-    """Why the first bytes look binary, or None when they look like text."""
-    for magic, what in _MAGIC:
-        if head.startswith(magic):
-            return f"binary file ({what})"
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return None  # UTF-16 with a BOM: NULs are expected
-    if b"\x00" in head:
-        return "binary file (contains NUL bytes)"
-    if head:
-        controls = sum(1 for b in head if (b < 0x20 and b not in _ALLOWED_CONTROLS) or b == 0x7F)
-        if controls / len(head) > _MAX_CONTROL_RATIO:
-            return "binary file (too many control characters)"
-    return None
-
-
-def decode_text(raw: bytes, path: Path) -> str:
-    """Text from bytes: UTF-16 with a BOM, UTF-8 (BOM stripped), else GB18030; newlines normalised."""
-    reason = _binary_reason(raw[:_SNIFF_BYTES])
-    if reason:
-        raise UnreadableDocument(path, reason)
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        encodings: tuple[str, ...] = ("utf-16",)
-    else:
-        encodings = ("utf-8-sig", "gb18030")
-    for encoding in encodings:
-        try:
-            text = raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-        return text.replace("\r\n", "\n").replace("\r", "\n")
-    raise UnreadableDocument(path, "undecodable text (neither UTF-8 nor GB18030)")
-
-
-def markdown_title(markdown: str) -> str:
-    """The first level-1 heading outside code fences, without inline HTML comments, or ""."""
-    searchable = _FENCE.sub("", markdown)
-    for match in _H1.finditer(searchable):
-        title = " ".join(_COMMENT.sub("", match.group(1)).split())
-        if title:
-            return title
-    return ""
-
-
-def read_document(path: Path) -> ReadDocument:
-    """Read one supported file; raises UnreadableDocument with a reason (an empty file is fine)."""
-    suffix = path.suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        supported = " ".join(sorted(SUPPORTED_SUFFIXES))
-        raise UnreadableDocument(path, f"unsupported file type '{suffix or path.name}' ({supported})")
+def _read_file(path: Path, limits: ReadLimits) -> bytes:
     try:
-        raw = path.read_bytes()
+        size = path.stat().st_size
+        if path.is_dir():
+            raise IsADirectoryError(path)
+        if size > limits.max_file_bytes:
+            raise UnreadableDocument(
+                path,
+                f"too large ({megabytes(size)}; the limit is {megabytes(limits.max_file_bytes)}, KB_MAX_FILE_MB)",
+            )
+        return path.read_bytes()
     except FileNotFoundError as exc:
         raise UnreadableDocument(path, "file not found") from exc
     except PermissionError as exc:
@@ -237,27 +106,106 @@ def read_document(path: Path) -> ReadDocument:
         raise UnreadableDocument(path, "is a directory") from exc
     except OSError as exc:
         raise UnreadableDocument(path, f"cannot read the file ({exc.strerror or exc})") from exc
-    text = decode_text(raw, path)
+
+
+def _archive_of(path: Path) -> tuple[Path, str] | None:
+    """(archive, member) when path names a member inside an existing zip file, else None."""
+    for parent in path.parents:
+        if parent.is_file():
+            member = PurePosixPath(*path.relative_to(parent).parts).as_posix()
+            return parent, member
+        if parent.exists():
+            return None
+    return None
+
+
+def parse(data: bytes, *, name: str, limits: ReadLimits = DEFAULT_LIMITS, kind: Kind | None = None) -> Parsed:
+    """The document in data (called name), read by its content (kind, when already sniffed), then, for
+    text, by its suffix; raises ReadFailed."""
+    suffix = PurePosixPath(name).suffix.lower()
+    kind = kind or sniff(data)
+    if kind == "pdf":
+        return read_pdf(data)
+    if kind in ("docx", "pptx", "xlsx"):
+        check_zip_bytes(data, limits, what=FORMAT_NAMES[kind])
+        return {"docx": read_docx, "pptx": read_pptx, "xlsx": read_xlsx}[kind](data)
+    if kind == "zip":
+        raise ReadFailed("a ZIP archive inside an archive is not read")
+    for other, suffixes in FORMAT_SUFFIXES.items():
+        if suffix in suffixes:
+            raise ReadFailed(f"not a {FORMAT_NAMES[other]} (its content does not start like one)")
+    if suffix not in TEXT_SUFFIXES:
+        supported = " ".join(sorted(SUPPORTED_SUFFIXES))
+        raise ReadFailed(f"unsupported file type '{suffix or name}' ({supported})")
+    text = decode_text(data)
     if suffix in HTML_SUFFIXES:
-        markdown, title = html_to_markdown(text)
-        title = title or markdown_title(markdown)
-    elif suffix in MARKDOWN_SUFFIXES:
-        markdown = text
-        title = markdown_title(markdown)
-    else:
-        markdown = text
-        title = ""
+        return read_html(text)
+    if suffix in MARKDOWN_SUFFIXES:
+        return read_markdown(text)
+    if suffix in CSV_SUFFIXES:
+        return read_csv(text, tab_separated=suffix == ".tsv")
+    return read_plain(text)
+
+
+def read_document(path: Path, *, limits: ReadLimits = DEFAULT_LIMITS) -> ReadDocument:
+    """Read one file or archive member; raises UnreadableDocument with a reason (an empty file is fine)."""
+    inside = None if path.exists() else _archive_of(path)
+    try:
+        if inside is not None:
+            archive, member = inside
+            data = read_member(archive, member, limits)
+            name = member
+        else:
+            data = _read_file(path, limits)
+            name = path.name
+        kind = sniff(data)
+        if kind == "zip" and inside is None:
+            archive_members(path, limits, is_wanted)  # raises the archive's own reason
+            raise ReadFailed("a ZIP archive: its documents are read one by one")
+        parsed = parse(data, name=name, limits=limits, kind=kind)
+    except ReadFailed as exc:
+        raise UnreadableDocument(path, exc.reason) from exc
+    if PurePosixPath(name).suffix.lower() in _NAMED_BY_STEM and inside is None:
+        name = path.stem
     return ReadDocument(
         path=path,
-        name=path.stem,
-        title=title or path.stem,
-        markdown=markdown,
-        content_hash=hashlib.sha256(raw).hexdigest(),
+        name=name,
+        title=parsed.title or PurePosixPath(name).stem,
+        parts=parsed.parts,
+        content_hash=hashlib.sha256(data).hexdigest(),
+        warnings=parsed.warnings,
     )
 
 
+def is_wanted(name: str) -> bool:
+    """Whether an archive member is read as a document (by its suffix; archives in archives are not)."""
+    return PurePosixPath(name).suffix.lower() in DOCUMENT_SUFFIXES
+
+
 def _is_hidden(name: str) -> bool:
-    return name.startswith(".")
+    """Hidden files, and the lock files Office leaves beside an open document ("~$report.docx")."""
+    return name.startswith((".", "~$"))
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(_SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
+def _is_archive(path: Path) -> bool:
+    """Whether path is a zip archive of documents (not a .docx/.xlsx/.pptx, which are zips too)."""
+    if not path.is_file() or not _head(path).startswith(ZIP_MAGICS):
+        return path.suffix.lower() in ARCHIVE_SUFFIXES and path.is_file()
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return zip_kind(archive.namelist()) == "zip"
+    except (zipfile.BadZipFile, OSError):
+        return path.suffix.lower() in ARCHIVE_SUFFIXES
 
 
 def _walk(folder: Path) -> list[Path]:
@@ -275,17 +223,31 @@ def _walk(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(folder).parts)
 
 
-def iter_document_paths(paths: Sequence[Path]) -> Iterator[Path]:
+def _expanded(path: Path, limits: ReadLimits) -> list[Path]:
+    """A zip archive's members as paths under it; the archive itself when it is refused; else path."""
+    if not _is_archive(path):
+        return [path]
+    try:
+        return [path / member for member in archive_members(path, limits, is_wanted)]
+    except ReadFailed:
+        return [path]  # read_document(path) says why
+
+
+def iter_document_paths(paths: Sequence[Path], *, limits: ReadLimits = DEFAULT_LIMITS) -> Iterator[Path]:
     """Files given and files found in folders (recursively), each once, in argument then sorted order.
 
-    Hidden files and folders are skipped inside walks. Every other file is yielded, whatever its
-    type, and so are paths given explicitly (even missing ones), so the caller can report each.
+    Hidden files and folders are skipped inside walks. Every other file is yielded, whatever its type
+    (read_document refuses an unsupported one with its reason). A zip archive stands for its documents
+    (its members, as paths under it), or for itself when it is refused (too big, a zip bomb, corrupt), so
+    the caller reads it and reports why. Paths given explicitly are always yielded, even missing ones, so
+    the caller can report each.
     """
     seen: set[Path] = set()
     for given in paths:
         candidates = _walk(given) if given.is_dir() else [given]
-        for path in candidates:
-            key = path.resolve()
-            if key not in seen:
-                seen.add(key)
-                yield path
+        for candidate in candidates:
+            for path in _expanded(candidate, limits):
+                key = path.resolve()
+                if key not in seen:
+                    seen.add(key)
+                    yield path

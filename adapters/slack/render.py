@@ -20,7 +20,7 @@ from adapters.slack.blocks import (
 from adapters.slack.mrkdwn import escape, link, to_mrkdwn
 from adapters.slack.texts import t
 from core.answering.trace_summary import trace_summary
-from core.models import Record
+from core.models import Location, Record
 from core.text import detect_language
 
 SHOW_TRACE = "kb_show_trace"
@@ -49,7 +49,8 @@ def split_notice(answer: str, notice: str | None) -> tuple[str, str]:
 
 
 def source_lines(citations: list[Mapping[str, Any]]) -> list[str]:
-    """ "[n] Document › heading" lines, the document linked when its source is a URL; one per number."""
+    """ "[n] Document p. 12 › heading" lines (the location when the chunk has one), the document
+    linked when its source is a URL; one per number."""
     lines: list[str] = []
     seen: set[str] = set()
     for index, citation in enumerate(citations, start=1):
@@ -60,8 +61,10 @@ def source_lines(citations: list[Mapping[str, Any]]) -> list[str]:
         document = str(citation.get("document") or "?")
         source = str(citation.get("source") or "")
         name = link(source, document) if source.startswith(("http://", "https://")) else escape(document)
+        label = Location.from_dict(citation).label()
+        where = f" {escape(label)}" if label else ""
         heading = str(citation.get("heading") or "")
-        lines.append(f"[{number}] {name}" + (f" › {escape(heading)}" if heading else ""))
+        lines.append(f"[{number}] {name}{where}" + (f" › {escape(heading)}" if heading else ""))
     return lines
 
 

@@ -5,14 +5,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document
+from adapters.knowledge.document_readers import (
+    ReadLimits,
+    UnreadableDocument,
+    iter_document_paths,
+    read_document,
+)
 from adapters.knowledge.factory import open_knowledge_base
+from adapters.knowledge.readers.base import MB
 from bot.cli.ingest_progress import IngestReporter
 from bot.settings import INT_RANGES, Settings
 from core.errors import InvalidInput
@@ -24,7 +31,10 @@ _MIN_TOKENS, _MAX_TOKENS = INT_RANGES["kb_chunk_tokens"][1:]
 
 def register(commands: Any) -> None:
     """Add `kb ingest`."""
-    parser = commands.add_parser("ingest", help="add or update Markdown, text and HTML files in a dataset")
+    parser = commands.add_parser(
+        "ingest",
+        help="add or update documents (Markdown, text, HTML, PDF, Word, PowerPoint, Excel, CSV, zip) in a dataset",
+    )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders (recursive)")
     parser.add_argument("--dataset", required=True, help="dataset name (created on first ingest)")
     parser.add_argument(
@@ -37,9 +47,17 @@ def register(commands: Any) -> None:
     parser.set_defaults(handler=run_ingest)
 
 
-def _scan(given: list[Path]) -> tuple[list[Path], list[Path], int]:
-    """The files to ingest, the given folders (prune scope), and the files' total size in bytes."""
-    paths = list(iter_document_paths(given))
+def read_limits(settings: Settings) -> ReadLimits:
+    """How big a file, and how far an archive may unpack (KB_MAX_FILE_MB, KB_MAX_ARCHIVE_MB)."""
+    return ReadLimits(
+        max_file_bytes=settings.kb_max_file_mb * MB, max_archive_bytes=settings.kb_max_archive_mb * MB
+    )
+
+
+def _scan(given: list[Path], limits: ReadLimits) -> tuple[list[Path], list[Path], int]:
+    """The files to ingest (zip archives' members in place of the archives), the given folders (prune
+    scope), and the files' total size in bytes."""
+    paths = list(iter_document_paths(given, limits=limits))
     size = 0
     for path in paths:
         with contextlib.suppress(OSError):
@@ -78,7 +96,8 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         raise InvalidInput(f"文件或文件夹不存在:{names}", f"No such file or folder: {names}")
     max_tokens = args.chunk_tokens if args.chunk_tokens is not None else settings.kb_chunk_tokens
     max_tokens = max(_MIN_TOKENS, min(_MAX_TOKENS, max_tokens))
-    paths, roots, total_bytes = await asyncio.to_thread(_scan, args.paths)
+    limits = read_limits(settings)
+    paths, roots, total_bytes = await asyncio.to_thread(_scan, args.paths, limits)
     if not paths:
         print(f"error: no files found in {', '.join(map(str, args.paths))}", file=sys.stderr)
         return 1
@@ -88,6 +107,8 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
         def on_event(event: IngestEvent) -> None:
             if event.outcome == "skipped":
                 reporter.note(f"warning: skipped {event.path}: {event.reason}")
+            elif event.reason:  # read, but not all of it (a scanned page)
+                reporter.note(f"warning: {event.path}: {event.reason}")
 
         async with open_knowledge_base(settings) as kb:
             existing_model = await kb.dataset_model(dataset)
@@ -101,7 +122,7 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 kb,
                 dataset,
                 paths,
-                read=read_document,
+                read=functools.partial(read_document, limits=limits),
                 embedding_model=model,
                 roots=roots,
                 max_tokens=max_tokens,

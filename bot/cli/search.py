@@ -104,7 +104,8 @@ def fit_middle(text: str, width: int) -> str:
 
 
 def format_table(hits: Sequence[Hit], *, show_dataset: bool = False) -> str:
-    """Rank, score, document (dataset/document when several datasets), heading and snippet per line.
+    """Rank, score, document (dataset/document when several datasets), where (page, slide, rows; only
+    when a hit has one), heading and snippet per line.
 
     The document column is as wide as the longest name (within DOCUMENT_WIDTH); a name still too long
     keeps its end, so a version date such as (2012-12-28) stays visible.
@@ -112,14 +113,15 @@ def format_table(hits: Sequence[Hit], *, show_dataset: bool = False) -> str:
     documents = [f"{hit.dataset}/{hit.document_name}" if show_dataset else hit.document_name for hit in hits]
     low, high = DOCUMENT_WIDTH
     width = max(low, min(high, max((_width(name) for name in documents), default=low)))
-    header = f"{'#':>3}  {'score':<6} {fit('document', width)} {fit('heading', 30)} snippet"
-    lines = [header]
+    where = any(hit.location for hit in hits)
+    header = f"{'#':>3}  {'score':<6} {fit('document', width)} "
+    header += f"{fit('where', 14)} " if where else ""
+    lines = [header + f"{fit('heading', 30)} snippet"]
     for rank, (hit, document) in enumerate(zip(hits, documents, strict=True), start=1):
         heading = hit.heading.split(" > ", 1)[-1] if " > " in hit.heading else hit.heading
-        lines.append(
-            f"{rank:>3}  {hit.score:<6.3f} {fit_middle(document, width)} {fit(heading, 30)} "
-            f"{fit(hit.content, 60).rstrip()}"
-        )
+        line = f"{rank:>3}  {hit.score:<6.3f} {fit_middle(document, width)} "
+        line += f"{fit(hit.location.label(), 14)} " if where else ""
+        lines.append(line + f"{fit(heading, 30)} {fit(hit.content, 60).rstrip()}")
     return "\n".join(lines)
 
 
@@ -140,9 +142,11 @@ def hits_json(request: SearchRequest, hits: Sequence[Hit]) -> str:
                     "dataset": hit.dataset,
                     "document_id": hit.document_id,
                     "document": hit.document_name,
+                    "title": hit.title,
                     "heading": hit.heading,
                     "source": hit.source,
                     "position": hit.position,
+                    **hit.location.to_dict(),
                     "content": hit.content,
                 }
                 for rank, hit in enumerate(hits, start=1)

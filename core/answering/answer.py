@@ -8,7 +8,7 @@ from typing import Any
 
 from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, UNCERTAINTY_NOTICE
 from core.budget import clip
-from core.models import AnswerRequest, Hit, Message
+from core.models import AnswerRequest, Hit, Location, Message
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
@@ -19,9 +19,10 @@ def evidence_block(evidence: Sequence[Hit]) -> str:
     """Evidence as numbered, delimited paragraphs: the only source of facts for the answer."""
     parts = ["<evidence>"]
     for index, hit in enumerate(evidence, start=1):
+        where = f" {hit.location.label()}" if hit.location else ""
         heading = f" | {hit.heading}" if hit.heading else ""
         parts.append(
-            f'<paragraph n="{index}" document="{hit.document_name}{heading}">\n{hit.content}\n</paragraph>'
+            f'<paragraph n="{index}" document="{hit.document_name}{where}{heading}">\n{hit.content}\n</paragraph>'
         )
     parts.append("</evidence>")
     return "\n".join(parts)
@@ -92,14 +93,16 @@ def contiguous_citations(answer: str, items: Sequence[dict[str, Any]]) -> tuple[
 
 
 def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
-    """Numbered references under an answer."""
+    """Numbered references under an answer: "[2] 员工手册.pdf p. 12 — 第三章 考勤"."""
     if not items:
         return ""
     lines = ["来源:" if lang == "zh" else "Sources:"]
     for item in items:
+        label = Location.from_dict(item).label()
+        where = f" {label}" if label else ""
         heading = f" — {item['heading']}" if item.get("heading") else ""
         link = f" ({item['source']})" if item.get("source", "").startswith(("http://", "https://")) else ""
-        lines.append(f"[{item['n']}] {item['document']}{heading}{link}")
+        lines.append(f"[{item['n']}] {item['document']}{where}{heading}{link}")
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""Chunking Markdown into retrievable paragraphs along headings, law articles and sentence ends.
+"""Chunking Markdown (and documents read as parts) into retrievable paragraphs along headings and sentences.
 
 How a document becomes chunks:
 
@@ -27,16 +27,22 @@ How a document becomes chunks:
    near the end). Splitting is lossless: the pieces of a paragraph concatenate back to it (up to the
    whitespace stripped at chunk edges). Code fences are split at line ends only. Splitting and the
    packing of pieces live in :mod:`core.knowledge.chunk_packing`.
+6. A document read from a PDF, a deck or a spreadsheet comes as parts (core.models.DocumentPart: a
+   page, a slide, a sheet row), each with its location. Headings carry from part to part unless a part
+   names its own (a slide's title, a sheet's name). A chunk never holds text of two pages, slides or
+   sheets, so its citation names one page; rows of one sheet pack together and the chunk spans them.
+   Cutting at page ends splits the few paragraphs that run over a page break; a page is the unit a
+   reader looks up, so that is the cost of citing to the page.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from core.knowledge.chunk_packing import count_tokens, fits, pack, pack_balanced, split_lines, split_sentences
-from core.models import Chunk
+from core.knowledge.chunk_packing import count_tokens, fits, pack_balanced, split_lines, split_sentences
+from core.models import Chunk, DocumentPart
 
 DEFAULT_MAX_TOKENS = 400
 
@@ -59,6 +65,16 @@ class _Block:
     kind: str  # "heading" | "paragraph" | "code"
     text: str
     level: int = 0
+    part: int = 0  # index of the DocumentPart it came from
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """Text bound for one chunk, with the first and last DocumentPart it holds text of."""
+
+    text: str
+    first: int
+    last: int
 
 
 def _segments(markdown: str) -> Iterator[tuple[bool, str]]:
@@ -117,9 +133,10 @@ def _text_blocks(text: str) -> Iterator[_Block]:
     yield from flush()
 
 
-def _blocks(markdown: str) -> Iterator[_Block]:
-    text = markdown.replace("\r\n", "\n").replace("\r", "\n")
-    text = _FRONT_MATTER.sub("", text.lstrip("\ufeff"), count=1)
+def _blocks(markdown: str, *, front_matter: bool = True) -> Iterator[_Block]:
+    text = markdown.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    if front_matter:
+        text = _FRONT_MATTER.sub("", text, count=1)
     for is_code, segment in _segments(text):
         if is_code:
             yield _Block("code", segment.strip("\n"))
@@ -148,42 +165,75 @@ def _units(blocks: list[_Block]) -> list[tuple[bool, list[_Block]]]:
     return units
 
 
-def _section_texts(blocks: list[_Block], max_tokens: int) -> list[str]:
+def _section_pieces(blocks: list[_Block], max_tokens: int) -> list[_Piece]:
     """Chunk texts of one section: whole units (articles, paragraphs) packed within the limit.
 
     A unit that fits is never cut across chunks; one over the limit is split alone, in its own chunks.
     Packing adds up per-unit counts (plus the separator) and counts exactly only near the limit; the
-    finished chunk is always counted exactly and re-packed exactly in the rare case it is over.
+    finished chunk is always counted exactly and re-packed exactly in the rare case it is over. Each
+    piece knows the parts (pages, rows) its text came from.
     """
-    groups: list[list[str]] = []
-    current: list[str] = []
+    groups: list[list[_Piece]] = []
+    current: list[_Piece] = []
     current_tokens = 0
     for _, unit in _units(blocks):
+        first, last = unit[0].part, unit[-1].part
         pieces = [piece for block in unit for piece in _fit(block, max_tokens)]
         whole = "\n\n".join(pieces)
         tokens = count_tokens(whole)
         if tokens > max_tokens:  # only possible when the unit was split into several pieces
-            groups.extend([current, *[[p] for p in pack_balanced(pieces, max_tokens, joiner="\n\n")]])
+            packed = pack_balanced(pieces, max_tokens, joiner="\n\n")
+            groups.extend([current, *[[_Piece(text, first, last)] for text in packed]])
             current, current_tokens = [], 0
             continue
         estimate = current_tokens + _SEPARATOR_TOKENS + tokens
         if current and estimate > max_tokens - _ESTIMATE_SLACK:
-            estimate = count_tokens("\n\n".join([*current, whole]))
+            estimate = count_tokens("\n\n".join([*(p.text for p in current), whole]))
         if current and estimate > max_tokens:
             groups.append(current)
-            current, current_tokens = [whole], tokens
+            current, current_tokens = [_Piece(whole, first, last)], tokens
         else:
-            current.append(whole)
+            current.append(_Piece(whole, first, last))
             current_tokens = estimate
     groups.append(current)
-    texts: list[str] = []
+    texts: list[_Piece] = []
     for group in groups:
-        joined = "\n\n".join(group)
-        if group and not fits(joined, max_tokens):
-            texts.extend(pack(group, max_tokens, joiner="\n\n"))
-        elif group:
-            texts.append(joined)
+        if not group:
+            continue
+        joined = _Piece("\n\n".join(piece.text for piece in group), group[0].first, group[-1].last)
+        texts.extend([joined] if fits(joined.text, max_tokens) else _repack(group, max_tokens))
     return texts
+
+
+def _repack(group: list[_Piece], max_tokens: int) -> list[_Piece]:
+    """chunk_packing.pack over pieces, exactly counted, keeping which parts each result holds."""
+    packed: list[_Piece] = []
+    current: _Piece | None = None
+    for piece in group:
+        if current is None:
+            current = piece
+            continue
+        candidate = current.text + "\n\n" + piece.text
+        if count_tokens(candidate) > max_tokens:
+            packed.append(current)
+            current = piece
+        else:
+            current = _Piece(candidate, current.first, piece.last)
+    if current is not None:
+        packed.append(current)
+    return packed
+
+
+def _places(blocks: list[_Block], parts: Sequence[DocumentPart]) -> Iterator[list[_Block]]:
+    """A section's blocks in runs that may share a chunk: same page, slide and sheet."""
+    run: list[_Block] = []
+    for block in blocks:
+        if run and not parts[run[-1].part].location.same_place(parts[block.part].location):
+            yield run
+            run = []
+        run.append(block)
+    if run:
+        yield run
 
 
 def _is_heading_tail(block: _Block, following: _Block | None) -> bool:
@@ -206,24 +256,45 @@ def _joined_headings(blocks: list[_Block]) -> list[_Block]:
         if (
             previous is not None
             and previous.kind == "heading"
+            and previous.level > 0
             and _LAW_HEADING.match(previous.text)
             and _is_heading_tail(block, following)
         ):
-            joined[-1] = _Block("heading", previous.text + block.text, previous.level)
+            joined[-1] = _Block("heading", previous.text + block.text, previous.level, previous.part)
         else:
             joined.append(block)
     return joined
 
 
-def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[_Block]]]:
+def _part_blocks(parts: Sequence[DocumentPart]) -> Iterator[_Block]:
+    """Every part's blocks in order, tagged with their part; a part with its own heading path opens a
+    section there (as a level-0 heading block per heading)."""
+    base: tuple[str, ...] | None = None
+    for index, part in enumerate(parts):
+        if part.heading_path is not None and part.heading_path != base:
+            base = part.heading_path
+            yield _Block("reset", "", 0, index)
+            for title in base:
+                yield _Block("heading", title, 0, index)
+        for block in _blocks(part.markdown, front_matter=index == 0):
+            yield _Block(block.kind, block.text, block.level, index)
+
+
+def _sections(parts: Sequence[DocumentPart]) -> Iterator[tuple[tuple[str, ...], list[_Block]]]:
     """(heading_path, body blocks) for each section with a body, in document order."""
     path: list[tuple[int, str]] = []
     body: list[_Block] = []
-    for block in _joined_headings(list(_blocks(markdown))):
-        if block.kind == "heading":
+    for block in _joined_headings(list(_part_blocks(parts))):
+        if block.kind in ("heading", "reset"):
             if body:
                 yield tuple(title for _, title in path), body
                 body = []
+            if block.kind == "reset":
+                path = []
+                continue
+            if block.level == 0:  # a part's own heading path: kept under the part's Markdown headings
+                path.append((0, block.text))
+                continue
             path = [(level, title) for level, title in path if level < block.level]
             path.append((block.level, block.text))
         else:
@@ -234,14 +305,27 @@ def _sections(markdown: str) -> Iterator[tuple[tuple[str, ...], list[_Block]]]:
 
 def chunk_markdown(markdown: str, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> list[Chunk]:
     """Chunks of a Markdown document in order, each within max_tokens; blank input gives []."""
+    return chunk_parts((DocumentPart(markdown),), max_tokens=max_tokens)
+
+
+def chunk_parts(parts: Sequence[DocumentPart], *, max_tokens: int = DEFAULT_MAX_TOKENS) -> list[Chunk]:
+    """Chunks of a document read as parts (pages, slides, rows), each within max_tokens, in order.
+
+    Headings carry across parts (see DocumentPart). A chunk never holds text of two pages, slides or
+    sheets; consecutive rows of a sheet pack together, the chunk's location spanning their rows.
+    """
     if max_tokens < 1:
         raise ValueError("max_tokens must be at least 1")
     chunks: list[Chunk] = []
-    for heading_path, blocks in _sections(markdown):
-        for raw in _section_texts(blocks, max_tokens):
-            text = raw.strip()
-            if text:
-                chunks.append(Chunk(text, heading_path, len(chunks), count_tokens(text)))
+    for heading_path, blocks in _sections(parts):
+        for run in _places(blocks, parts):
+            for piece in _section_pieces(run, max_tokens):
+                text = piece.text.strip()
+                if text:
+                    location = parts[piece.first].location
+                    if piece.last != piece.first:
+                        location = location.through(parts[piece.last].location)
+                    chunks.append(Chunk(text, heading_path, len(chunks), count_tokens(text), location))
     return chunks
 
 

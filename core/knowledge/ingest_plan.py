@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Literal, Protocol, TypeVar
 
-from core.knowledge.chunking import body_text, chunk_markdown
-from core.models import Chunk, DocumentInfo
+from core.knowledge.chunking import body_text, chunk_parts
+from core.models import Chunk, DocumentInfo, DocumentPart
 from core.ports import DocumentIndex
 
 Outcome = Literal["added", "changed", "unchanged", "skipped"]
@@ -74,7 +74,11 @@ class WorkerDocumentIndex(BatchDocumentIndex, Protocol):
 
 
 class SourceDocument(Protocol):
-    """What a reader returns for one file (adapters.knowledge.document_readers.ReadDocument fits)."""
+    """What a reader returns for one file (adapters.knowledge.document_readers.ReadDocument fits).
+
+    A reader may also give ``parts`` (core.models.DocumentPart: pages, slides, rows, chunked with their
+    locations instead of ``markdown``) and ``warnings`` (what it left out, reported with the file).
+    """
 
     @property
     def name(self) -> str: ...
@@ -98,7 +102,8 @@ class TitledDocument(DocumentInfo):
 
 @dataclass(frozen=True, slots=True)
 class IngestEvent:
-    """One file handled: how far the run is and what happened to the file."""
+    """One file handled: how far the run is and what happened to the file (reason: why it was skipped,
+    or what of it was left out when it was read)."""
 
     done: int
     total: int
@@ -253,7 +258,7 @@ def prepare_files(
         if outcome == "unchanged" and (job.current is None or job.current.chunk_count):
             prepared.append(PreparedFile(job.path, job.source, summary, "", outcome, size=job.size))
             continue
-        chunks = tuple(chunk_markdown(document.markdown, max_tokens=max_tokens))
+        chunks = tuple(chunk_parts(_parts(document), max_tokens=max_tokens))
         if not chunks:
             prepared.append(_blank(job, HEADINGS_ONLY))
             continue
@@ -262,14 +267,21 @@ def prepare_files(
         keywords = None
         if chunk_keywords is not None:
             keywords = tuple(chunk_keywords(document.title or document.name, chunks))
+        notes = "; ".join(getattr(document, "warnings", ()))  # what the reader left out (scanned pages)
         prepared.append(
-            PreparedFile(job.path, job.source, summary, "", outcome, chunks, keywords, size=job.size)
+            PreparedFile(job.path, job.source, summary, notes, outcome, chunks, keywords, size=job.size)
         )
     return prepared
 
 
 def _blank(job: FileJob, reason: str) -> PreparedFile:
     return PreparedFile(job.path, job.source, None, reason, "skipped", size=job.size, blank=True)
+
+
+def _parts(document: SourceDocument) -> Sequence[DocumentPart]:
+    """The document's parts (pages, slides, rows) when its reader gives them, else its Markdown."""
+    parts: Sequence[DocumentPart] | None = getattr(document, "parts", None)
+    return parts if parts is not None else (DocumentPart(document.markdown),)
 
 
 def likely_changed(current: DocumentInfo | None, max_tokens: int) -> bool:

@@ -1,6 +1,8 @@
-"""Knowledge-base benchmark: ingest throughput, search latency (10k / 100k chunks) and CMRC 2018 recall@5.
+"""Knowledge-base benchmark: ingest throughput, search latency (10k / 100k chunks), CMRC 2018 recall@5,
+and reading speed per document format (PDF, Word, PowerPoint, Excel; tests/benchmarks/mixed_formats.py).
 
 Run: python tests/benchmarks/bench_kb.py [--sizes 10000 100000] [--skip-scale] [--skip-recall] [--skip-floor]
+     [--skip-formats]
 
 * Ingest throughput excludes embedding and nothing else: the corpus is written as Markdown files
   first; the clock then covers what `kb ingest FOLDER` does in its process (bot/cli/ingest.py) after
@@ -62,6 +64,7 @@ from core.knowledge.ingest import ingest  # noqa: E402
 from core.knowledge.ingest_plan import IngestSummary  # noqa: E402
 from core.knowledge.search import relative_score_fuse, rrf_fuse  # noqa: E402
 from core.models import Chunk, DocumentInfo, Hit, SearchRequest  # noqa: E402
+from tests.benchmarks.mixed_formats import bench_formats  # noqa: E402
 
 DATA = Path(os.environ.get("KB_BENCH_DATA", "/work/shared/data")) / "zh_cmrc2018"
 DEV = DATA / "cmrc2018_dev_squad_style.json"
@@ -128,8 +131,8 @@ def cached_encode(texts: list[str]) -> np.ndarray:
     return vectors
 
 
-def cmrc_sentences(seed: int = 7) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
-    """CMRC sentences (dev + trial) and their USE vectors, plus 210 question texts and vectors."""
+def cmrc_texts() -> tuple[list[str], list[str]]:
+    """CMRC sentences (dev + trial, sorted, unique) and every question."""
     sentences: list[str] = []
     questions: list[str] = []
     for path in (DEV, TRIAL):
@@ -138,7 +141,12 @@ def cmrc_sentences(seed: int = 7) -> tuple[list[str], np.ndarray, list[str], np.
                 parts = re.split(r"(?<=[。！？])", paragraph["context"])
                 sentences.extend(p.strip() for p in parts if len(p.strip()) >= 8)
                 questions.extend(q["question"] for q in paragraph["qas"])
-    sentences = sorted(set(sentences))
+    return sorted(set(sentences)), questions
+
+
+def cmrc_sentences(seed: int = 7) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    """CMRC sentences (dev + trial) and their USE vectors, plus 210 question texts and vectors."""
+    sentences, questions = cmrc_texts()
     questions = random.Random(seed).sample(questions, 210)
     return sentences, cached_encode(sentences), questions, cached_encode(questions)
 
@@ -387,12 +395,17 @@ async def main() -> None:
     parser.add_argument(
         "--skip-floor", action="store_true", help="do not time embedded Chroma alone on the same records"
     )
+    parser.add_argument(
+        "--skip-formats", action="store_true", help="skip the mixed-format (PDF/Office) corpus"
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="kb-bench-"))
     results: dict[str, dict[str, float]] = {}
     try:
         if not args.skip_recall:
             results["recall"] = await bench_recall(workdir)
+        if not args.skip_formats:
+            results["formats"] = await bench_formats(workdir, cmrc_texts()[0], kb_ingest, MODEL)
         if not args.skip_scale:
             for size in args.sizes:
                 results[str(size)] = await bench_scale(size, workdir, floor=not args.skip_floor)

@@ -1,4 +1,4 @@
-"""Reading Markdown, text and HTML files (encodings, binary detection) and walking folders for them."""
+"""Reading Markdown, text and HTML files (encodings, binary detection) and walking folders for documents."""
 
 from __future__ import annotations
 
@@ -30,8 +30,10 @@ def write(path: Path, data: bytes | str) -> Path:
 
 
 def test_supported_suffixes() -> None:
-    """Markdown, plain text and HTML suffixes are supported, nothing else."""
-    assert frozenset({".md", ".markdown", ".txt", ".text", ".html", ".htm"}) == SUPPORTED_SUFFIXES
+    """Markdown, text, HTML, CSV, PDF, Office Open XML and zip archives are supported, nothing else."""
+    text = {".md", ".markdown", ".txt", ".text", ".html", ".htm", ".csv", ".tsv"}
+    office = {".pdf", ".docx", ".docm", ".pptx", ".pptm", ".xlsx", ".xlsm"}
+    assert frozenset(text | office | {".zip"}) == SUPPORTED_SUFFIXES
 
 
 def test_markdown_title_name_hash_and_newlines(tmp_path: Path) -> None:
@@ -46,10 +48,20 @@ def test_markdown_title_name_hash_and_newlines(tmp_path: Path) -> None:
     assert doc.path == tmp_path / "测试法(2020-01-01).md"
 
 
-def test_markdown_title_ignores_code_fences_and_falls_back_to_name(tmp_path: Path) -> None:
-    """A '# ' line inside a code fence is not a title; without an H1 the title is the file name."""
+def test_markdown_title_ignores_code_fences_and_falls_back_to_the_first_heading_then_the_name(
+    tmp_path: Path,
+) -> None:
+    """A '# ' line inside a code fence is not a title; without an H1 the first heading is the title;
+    without any heading, the file name."""
     doc = read_document(write(tmp_path / "notes.markdown", "```sh\n# not a title\n```\n\n## Sub\n\nbody\n"))
-    assert doc.title == "notes"
+    assert doc.title == "Sub"
+    assert (
+        read_document(write(tmp_path / "Hank Snow-2b1e0c.md", "# Hank Snow\n\nA singer.\n")).title
+        == "Hank Snow"
+    )
+    assert read_document(write(tmp_path / "plain.md", "no heading at all\n")).title == "plain"
+    html = "<html><body><h2>Release notes</h2><p>x</p></body></html>"
+    assert read_document(write(tmp_path / "page.html", html)).title == "Release notes"
 
 
 def test_plain_text_is_kept_as_is(tmp_path: Path) -> None:
@@ -95,13 +107,12 @@ def test_empty_file_is_an_empty_document(tmp_path: Path) -> None:
     ("data", "reason"),
     [
         (PNG_BYTES, "PNG"),
-        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", "PDF"),
         (b"some text\x00\x01\x02\x00 with NULs" + os.urandom(64), "NUL"),
         (bytes(range(1, 32)) * 20, "control"),
     ],
 )
 def test_binary_files_are_unreadable(tmp_path: Path, data: bytes, reason: str) -> None:
-    """Images, PDFs, NUL bytes and control-character soup raise UnreadableDocument saying 'binary'."""
+    """Images, NUL bytes and control-character soup raise UnreadableDocument saying 'binary'."""
     with pytest.raises(UnreadableDocument) as caught:
         read_document(write(tmp_path / "disguised.md", data))
     assert "binary" in caught.value.reason and reason in caught.value.reason
@@ -133,7 +144,9 @@ def test_undecodable_text_is_unreadable(tmp_path: Path) -> None:
 
 def test_unsupported_missing_and_directory_paths_are_unreadable(tmp_path: Path) -> None:
     """Unsupported types, missing files and directories raise UnreadableDocument with a reason."""
-    with pytest.raises(UnreadableDocument, match=r"unsupported file type '\.pdf'"):
+    with pytest.raises(UnreadableDocument, match=r"unsupported file type '\.py'"):
+        read_document(write(tmp_path / "a.py", b"print(1)"))
+    with pytest.raises(UnreadableDocument, match=r"corrupt PDF"):
         read_document(write(tmp_path / "a.pdf", b"%PDF-1.4"))
     with pytest.raises(UnreadableDocument, match="file not found"):
         read_document(tmp_path / "missing.md")
@@ -156,6 +169,7 @@ def test_folder_walk_is_sorted_recursive_and_skips_hidden(tmp_path: Path) -> Non
         "image.png",
         "notes.pdf",
         "c.htm",
+        "~$lock.docx",
     ):
         write(root / name, "x")
     walked = [p.relative_to(root).as_posix() for p in iter_document_paths([root])]

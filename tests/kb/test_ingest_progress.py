@@ -119,4 +119,4 @@ def test_kb_ingest_without_a_terminal_announces_the_run_first(tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     assert lines[0] == "ingest: 2 files, 0.0 MB into dataset «d»"
-    assert lines[1].startswith(f"warning: skipped {folder / 'b.pdf'}: unsupported file type '.pdf'")
+    assert lines[1].startswith(f"warning: skipped {folder / 'b.pdf'}: corrupt PDF")

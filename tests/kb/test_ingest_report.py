@@ -54,20 +54,20 @@ def _folder(root: Path) -> Path:
 def test_every_skipped_file_in_a_folder_is_listed_with_its_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Unsupported, empty, whitespace-only, front-matter-only and headings-only files inside a folder are
+    """Corrupt, empty, whitespace-only, front-matter-only and headings-only files inside a folder are
     each reported with a reason and counted per reason; none becomes a document."""
     folder = _folder(tmp_path / "docs")
     code, out, err = kb(capsys, "ingest", str(folder), "--dataset", "d")
     assert code == 0, err
     assert "documents: 1 new, 0 changed, 0 unchanged, 0 removed, 6 skipped" in out
     assert (
-        "skipped: 2 × empty file, 1 × front matter or comments only, no text, 1 × headings only, no text,"
-        " 1 × unsupported file type '.pdf', 1 × unsupported file type '.pptx'"
+        "skipped: 2 × empty file, 1 × corrupt PDF, 1 × corrupt file, 1 × front matter or comments only,"
+        " no text, 1 × headings only, no text"
     ) in out
     sub = folder / "sub"
     for name, reason in (
-        ("report.pdf", "unsupported file type '.pdf'"),
-        ("slides.pptx", "unsupported file type '.pptx'"),
+        ("report.pdf", "corrupt PDF (Stream has ended unexpectedly)"),
+        ("slides.pptx", "corrupt file (a damaged ZIP container: File is not a zip file)"),
         ("empty.md", "empty file"),
         ("blank.txt", "empty file"),
         ("_index.md", "front matter or comments only, no text"),
