@@ -439,8 +439,9 @@ async def test_a_stale_revision_never_overwrites_or_creates(store: SqlConversati
     assert (await store.read_context(conversation)).summary == "first"
 
 
+CURRENT = len(MIGRATIONS)
 _V2 = Migration(
-    2,
+    CURRENT + 1,
     "record language and a probe",
     (
         "ALTER TABLE records ADD COLUMN language TEXT NOT NULL DEFAULT 'zh'",
@@ -451,17 +452,21 @@ _V2 = Migration(
 
 
 async def test_a_later_migration_upgrades_an_existing_database_once(backend: Backend) -> None:
-    """A v1 database opened with a v2 list gets v2 applied exactly once, and its data is kept."""
+    """A current database opened with one more migration gets it applied exactly once, data kept."""
     store = await backend.open(MIGRATIONS)
     conversation = await new_conversation(store)
     kept = await answered(store, conversation, "旧问题", "旧回答")
     await store.close()
-    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == [(1,)]
+    versions = [(v,) for v in range(1, CURRENT + 1)]
+    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == versions
     for _ in range(2):
         store = await backend.open((*MIGRATIONS, _V2))
         assert await store.get_record(kept.id) == kept
         await store.close()
-    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == [(1,), (2,)]
+    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == [
+        *versions,
+        (CURRENT + 1,),
+    ]
     assert await backend.query("SELECT applied FROM migration_probe") == [(1,)]
     assert await backend.query("SELECT question, language FROM records") == [("旧问题", "zh")]
 
@@ -474,11 +479,13 @@ async def test_a_newer_database_is_refused_by_older_code(backend: Backend) -> No
 
 
 async def test_concurrent_opens_migrate_once(backend: Backend) -> None:
-    """Several instances opening one fresh database at once all succeed and v1 is recorded once."""
+    """Several instances opening one fresh database at once all succeed and each version is recorded once."""
     stores = await asyncio.gather(*(backend.open(MIGRATIONS) for _ in range(4)))
     for opened in stores:
         await opened.close()
-    assert await backend.query("SELECT version FROM schema_version") == [(1,)]
+    assert await backend.query("SELECT version FROM schema_version ORDER BY version") == [
+        (v,) for v in range(1, CURRENT + 1)
+    ]
 
 
 async def test_recent_turns_cost_does_not_grow_with_the_table(tmp_path: Path) -> None:
