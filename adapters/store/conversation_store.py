@@ -149,13 +149,14 @@ class SqlConversationStore:
         self, now: float, *, lease: float, settle: float, limit: int = 20
     ) -> list[Record]:
         """Due, finished, undelivered records, leased to the caller by moving their due time (one statement;
-        the outer condition is re-checked on each row, so a concurrent taker skips rows already leased)."""
+        concurrent takers skip rows another one is leasing, and the outer condition is re-checked)."""
         if limit <= 0:
             return []
         condition = (now, now - settle)
         rows = await self._db.fetch(
             "UPDATE records SET delivery_due = ? WHERE id IN"
-            f" (SELECT id FROM records WHERE {_UNDELIVERED_DUE} ORDER BY delivery_due, id LIMIT ?)"
+            f" (SELECT id FROM records WHERE {_UNDELIVERED_DUE} ORDER BY delivery_due, id LIMIT ?"
+            f"{self._db.dialect.skip_locked})"
             f" AND {_UNDELIVERED_DUE} RETURNING {RECORD_COLUMNS}",
             (now + lease, *condition, limit, *condition),
         )
