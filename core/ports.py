@@ -185,11 +185,11 @@ class ConversationStore(Protocol):
         ...
 
     async def take_due_deliveries(
-        self, now: float, *, lease: float, settle: float, limit: int = 20
+        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
     ) -> list[Record]:
         """Finished records (not pending) whose delivery is pending or placeholder, due at `now`, and
-        unchanged for `settle` seconds; their due time moves to now + lease in the same statement, so
-        two instances never take the same record."""
+        unchanged for `settle` seconds (only record_id when given); their due time moves to now + lease in
+        the same statement, so two instances never take the same record."""
         ...
 
     async def claim_event(self, key: str, *, record_id: int | None = None) -> bool:

@@ -280,12 +280,13 @@ class InMemoryConversationStore:
         return self.records[record_id]
 
     async def take_due_deliveries(
-        self, now: float, *, lease: float, settle: float, limit: int = 20
+        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
     ) -> list[Record]:
         due = [
             r
             for r in self.records.values()
-            if r.delivery is not None
+            if (record_id is None or r.id == record_id)
+            and r.delivery is not None
             and r.delivery.state in (DeliveryState.PENDING, DeliveryState.PLACEHOLDER)
             and r.status != RecordStatus.PENDING
             and r.delivery.due <= now

@@ -18,9 +18,9 @@ from adapters.slack.blocks import (
     split_text,
 )
 from adapters.slack.mrkdwn import escape, link, to_mrkdwn
-from adapters.slack.texts import t
+from adapters.slack.texts import failure_text, t
 from core.answering.trace_summary import trace_summary
-from core.models import Record
+from core.models import Record, RecordStatus
 from core.text import detect_language
 
 SHOW_TRACE = "kb_show_trace"
@@ -98,3 +98,31 @@ def answer_messages(record: Record) -> list[SlackMessage]:
 def notice_message(text: str) -> SlackMessage:
     """A plain one-section message (failures, interruptions, "no knowledge base here")."""
     return SlackMessage(text=clip(text, 300), blocks=[section(escape(text))])
+
+
+def pointer_message(lang: str) -> SlackMessage:
+    """What a placeholder becomes when the answer had to be posted as a new message below it."""
+    return notice_message(t("answer_below", lang))
+
+
+def failure_message(record: Record, lang: str) -> SlackMessage:
+    """The failure notice of a failed record: the text the user was shown, else one rebuilt from its code."""
+    shown = record.details.get("user_message")
+    if isinstance(shown, str) and shown:
+        return notice_message(t("failed", lang, message=shown))
+    code, _, message = str(record.details.get("failure") or "internal_error").partition(": ")
+    if code in ("internal", "internal_error"):
+        return notice_message(t("internal_error", lang))
+    return notice_message(t("failed", lang, message=failure_text(code, message, {}, lang)))
+
+
+def final_messages(record: Record) -> list[SlackMessage]:
+    """The messages a finished record must end up showing in its thread (the first replaces the placeholder)."""
+    lang = record_lang(record)
+    if record.status == RecordStatus.ANSWERED:
+        return answer_messages(record)
+    if record.status == RecordStatus.INTERRUPTED:
+        return [notice_message(t("interrupted", lang))]
+    if record.status == RecordStatus.FAILED:
+        return [failure_message(record, lang)]
+    raise ValueError(f"record {record.id} is still pending: it has no final message yet")

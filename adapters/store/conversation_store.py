@@ -146,18 +146,19 @@ class SqlConversationStore:
         return record_from_row(row)
 
     async def take_due_deliveries(
-        self, now: float, *, lease: float, settle: float, limit: int = 20
+        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
     ) -> list[Record]:
         """Due, finished, undelivered records, leased to the caller by moving their due time (one statement;
         concurrent takers skip rows another one is leasing, and the outer condition is re-checked)."""
         if limit <= 0:
             return []
-        condition = (now, now - settle)
+        where = _UNDELIVERED_DUE if record_id is None else f"{_UNDELIVERED_DUE} AND id = ?"
+        condition = (now, now - settle) if record_id is None else (now, now - settle, record_id)
         rows = await self._db.fetch(
             "UPDATE records SET delivery_due = ? WHERE id IN"
-            f" (SELECT id FROM records WHERE {_UNDELIVERED_DUE} ORDER BY delivery_due, id LIMIT ?"
+            f" (SELECT id FROM records WHERE {where} ORDER BY delivery_due, id LIMIT ?"
             f"{self._db.dialect.skip_locked})"
-            f" AND {_UNDELIVERED_DUE} RETURNING {RECORD_COLUMNS}",
+            f" AND {where} RETURNING {RECORD_COLUMNS}",
             (now + lease, *condition, limit, *condition),
         )
         return sorted((record_from_row(row) for row in rows), key=lambda record: record.id)

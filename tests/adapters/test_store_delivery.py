@@ -145,3 +145,18 @@ async def test_a_version_one_database_gets_delivery_columns_with_its_records_kep
         assert kept.question == "before the upgrade" and kept.delivery is None
     finally:
         await upgraded.close()
+
+
+async def test_one_record_can_be_taken_by_id(store: SqlConversationStore) -> None:
+    """take_due_deliveries(record_id=...) leases only that record, and only when it is due."""
+    conversation = await new_conversation(store)
+    ids = []
+    for question in ("a", "b"):
+        record, _ = await store.add_question(conversation, question, delivery=PENDING)
+        await store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason="x")
+        ids.append(record.id)
+    now = time.time()
+    [taken] = await store.take_due_deliveries(now, lease=30, settle=0, record_id=ids[1])
+    assert taken.id == ids[1]
+    assert await store.take_due_deliveries(now, lease=30, settle=0, record_id=ids[1]) == []
+    assert [r.id for r in await store.take_due_deliveries(now, lease=30, settle=0)] == [ids[0]]

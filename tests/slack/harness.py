@@ -15,6 +15,7 @@ from aiohttp.test_utils import TestServer
 
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.outbox import OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings
@@ -22,7 +23,15 @@ from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
 
 SECRET = "test-signing-secret"
-FAST = SlackOptions(min_edit_interval=0.05, shutdown_grace=0.5)
+FAST_DELIVERY = OutboxOptions(post_rate=50.0, post_burst=10, retry_base=0.05, redeliver_base=0.05)
+FAST = SlackOptions(
+    min_edit_interval=0.05,
+    shutdown_grace=0.5,
+    delivery=FAST_DELIVERY,
+    sweep_interval=0.1,
+    pending_grace=0.5,
+    delivery_settle=0.2,
+)
 
 
 def default_settings() -> Settings:

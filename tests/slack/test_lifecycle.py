@@ -13,8 +13,10 @@ async def _start_hanging_answer(slack: SlackHarness, ts: str) -> asyncio.Event:
     gate = asyncio.Event()
     slack.pipeline.script("slow?", gate=gate)
     await slack.event(slack.mention("slow?", ts=ts))
-    await slack.mock.wait_for(
-        lambda: any(r.status == RecordStatus.PENDING for r in slack.pipeline.store.records.values())
+    await slack.mock.wait_for(  # answering, with its placeholder out
+        lambda: any(
+            r.status == RecordStatus.PENDING and r.reply_ref for r in slack.pipeline.store.records.values()
+        )
     )
     return gate
 
