@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
-from slack_sdk.http_retry.jitter import RandomJitter
+from slack_sdk.http_retry.jitter import Jitter
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import SlackMessage
@@ -43,9 +44,11 @@ class OutboxOptions:
 
     post_rate: float = 1.0
     post_burst: int = 2
-    post_tries: int = 10  # tries of one post (429s and server errors) before it is handed over
+    rate_limited_tries: int = 10  # 429s one post waits out (each after its Retry-After) before handing over
+    server_error_tries: int = 4  # tries of one post failing with server errors before handing over
     final_update_tries: int = 4  # tries of the final chat.update before the placeholder is replaced
     retry_base: float = 0.5  # backoff factor for server errors within one delivery
+    retry_cap: float = 4.0
     lease: float = 300.0  # while an instance delivers a record, no other one takes it
     redeliver_base: float = 5.0  # backoff factor between re-delivery rounds
     redeliver_cap: float = 600.0
@@ -63,6 +66,14 @@ class Destination:
 
     def ref(self, ts: str) -> str:
         return f"{self.channel}:{ts}"
+
+
+class ProportionalJitter(Jitter):
+    """Up to a quarter more than the backoff (slack_sdk's RandomJitter adds up to a whole second, which
+    would swamp sub-second backoffs)."""
+
+    def recalculate(self, duration: float) -> float:
+        return duration * (1.0 + random.random() / 4)
 
 
 def placeholder_ts(record: Record) -> str | None:
@@ -90,10 +101,10 @@ class Outbox:
         self.pacer = ChannelPacer(rate=self.options.post_rate, burst=self.options.post_burst)
         self._clock = clock
         self._backoff = BackoffRetryIntervalCalculator(
-            backoff_factor=self.options.retry_base, jitter=RandomJitter()
+            backoff_factor=self.options.retry_base, jitter=ProportionalJitter()
         )
         self._rounds = BackoffRetryIntervalCalculator(
-            backoff_factor=self.options.redeliver_base, jitter=RandomJitter()
+            backoff_factor=self.options.redeliver_base, jitter=ProportionalJitter()
         )
         self.failures: list[CallFailure] = []  # every failed call, for tests and benchmarks
 
@@ -104,9 +115,10 @@ class Outbox:
         """Post in the thread when the channel's turn comes: (ts, None, tries) or (None, failure, tries).
 
         `render` runs at send time, so a post that waited in the queue sends the latest content. Rate
-        limits and server errors are retried inside the turn (the channel keeps its order).
+        limits (up to rate_limited_tries, each after its Retry-After) and server errors (up to
+        server_error_tries, with backoff) are retried inside the turn, so the channel keeps its order.
         """
-        tries = 0
+        tries = limited = errors = 0
         async with self.pacer.turn(destination.channel):
             while True:
                 message = render()
@@ -125,13 +137,21 @@ class Outbox:
                 log.info(
                     "chat.postMessage in %s failed (%s), try %s", destination.channel, failure.code, tries
                 )
-                if not failure.transient or tries >= self.options.post_tries:
-                    return None, failure, tries
                 if failure.retry_after is not None:
+                    limited += 1
+                    if limited >= self.options.rate_limited_tries:
+                        return None, failure, tries
                     self.pacer.pause(destination.channel, failure.retry_after)
                     await asyncio.sleep(failure.retry_after)
-                else:
-                    await asyncio.sleep(self._backoff.calculate_sleep_duration(tries - 1))
+                    continue
+                errors += 1
+                if not failure.transient or errors >= self.options.server_error_tries:
+                    return None, failure, tries
+                await asyncio.sleep(self._pause(errors))
+
+    def _pause(self, errors: int) -> float:
+        """Backoff before retrying a server error within one delivery (capped)."""
+        return min(self.options.retry_cap, self._backoff.calculate_sleep_duration(errors - 1))
 
     async def update(
         self, channel: str, ts: str, message: SlackMessage, *, tries: int
@@ -157,7 +177,7 @@ class Outbox:
             if failure.retry_after is not None:
                 self.budget.pause(failure.retry_after)
             else:
-                await asyncio.sleep(self._backoff.calculate_sleep_duration(attempt - 1))
+                await asyncio.sleep(self._pause(attempt))
         return failure, tries
 
     async def delete(self, channel: str, ts: str) -> CallFailure | None:

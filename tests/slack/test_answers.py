@@ -169,7 +169,7 @@ async def test_a_channel_without_datasets_says_no_knowledge_base_is_configured(s
 async def test_a_rate_limited_update_is_retried_after_retry_after_and_the_answer_lands(
     slack: SlackHarness,
 ) -> None:
-    """chat.update answering 429 with Retry-After is retried by slack_sdk's handler and then succeeds."""
+    """chat.update answering 429 with Retry-After is retried after it (by the outbox) and then succeeds."""
     slack.mock.throttle("chat.update", times=1, retry_after=1)
     slack.pipeline.script("limited?", answer="Still delivered.")
     await slack.event(slack.mention("limited?", ts="1000.001000"))
