@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -74,6 +74,7 @@ class Answerer:
         channel_config: Callable[[str], ChannelConfig],
         min_edit_interval: float,
         resume_interrupted: bool = False,
+        all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
     ) -> None:
         self.client = client
         self.pipeline = pipeline
@@ -82,6 +83,7 @@ class Answerer:
         self.channel_config = channel_config
         self.min_edit_interval = min_edit_interval
         self.resume_interrupted = resume_interrupted
+        self.all_datasets = all_datasets
         self.names = UserNames(client)
         self.in_flight: dict[int, LiveReply] = {}
         self._active: dict[str, int] = {}
@@ -127,6 +129,12 @@ class Answerer:
                 await self.redeliver(due)
 
     # ---------- answering
+    async def scope(self, config: ChannelConfig) -> tuple[str, ...]:
+        """The datasets a channel searches: its own list, or every dataset when it has none (datasets None)."""
+        if config.datasets is not None:
+            return tuple(config.datasets)
+        return tuple(await self.all_datasets()) if self.all_datasets is not None else ()
+
     async def notify(self, channel: str, thread_ts: str, text: str, lang: str) -> None:
         """A one-off notice in the thread (no record), paced like every post."""
         await self.outbox.post(Destination(channel, thread_ts, lang), lambda: notice_message(text))
@@ -204,7 +212,7 @@ class Answerer:
             question = Question(
                 conversation=key,
                 text=question_text,
-                datasets=tuple(config.datasets),
+                datasets=await self.scope(config),
                 event_key=record.event_key,
                 record_id=None if again else record.id,
                 re_chat_record_id=record.id if again else None,

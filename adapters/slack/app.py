@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +89,7 @@ class SlackBot:
         signing_secret: str | None = None,
         socket_mode: bool = False,
         options: SlackOptions | None = None,
+        all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
     ) -> None:
         self.options = options or SlackOptions()
         self.client = client
@@ -108,6 +109,7 @@ class SlackBot:
             channel_config=channel_config,
             min_edit_interval=self.options.min_edit_interval,
             resume_interrupted=self.options.resume_interrupted,
+            all_datasets=all_datasets,
         )
         self.sweeper = OrphanSweeper(pipeline.store, pipeline.lock, grace=self.options.pending_grace)
         self.thread_actions = ThreadActions(client, pipeline)

@@ -182,7 +182,7 @@ async def _consider(
         if await bot.answerer.claim_message(message, event_id):
             await _thread_command(bot, message.key, command, user=message.user_id, lang=lang, trigger_id=None)
         return
-    if not config.datasets:
+    if not await bot.answerer.scope(config):
         if await bot.answerer.claim_message(message, event_id):
             await bot.answerer.notify(message.channel_id, message.thread_ts, t("no_kb", lang), lang)
         return

@@ -7,6 +7,7 @@ import hmac
 import itertools
 import json
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -62,7 +63,9 @@ class SlackHarness:
         settings: Settings | None = None,
         options: SlackOptions = FAST,
         mock: MockSlackApi | None = None,
+        all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
     ) -> None:
+        self.all_datasets = all_datasets
         self.mock = mock or MockSlackApi()
         self.pipeline: Any = pipeline or FakePipeline()
         self.settings = settings or default_settings()
@@ -83,6 +86,7 @@ class SlackHarness:
             channel_config=self.settings.channel,
             signing_secret=SECRET,
             options=self.options,
+            all_datasets=self.all_datasets,
         )
         if recover:
             await self.bot.start()
