@@ -27,6 +27,7 @@ SHOW_TRACE = "kb_show_trace"
 _MARKS = re.compile(r"[*_`#>~]+")
 FEEDBACK_UP = "kb_feedback_up"
 FEEDBACK_DOWN = "kb_feedback_down"
+_WEB = ("http://", "https://")
 
 
 def record_lang(record: Record | None, fallback_text: str = "") -> str:
@@ -59,7 +60,7 @@ def source_lines(citations: list[Mapping[str, Any]]) -> list[str]:
         seen.add(number)
         document = str(citation.get("document") or "?")
         source = str(citation.get("source") or "")
-        name = link(source, document) if source.startswith(("http://", "https://")) else escape(document)
+        name = link(source, document) if source.startswith(_WEB) else escape(document)
         heading = str(citation.get("heading") or "")
         lines.append(f"[{number}] {name}" + (f" › {escape(heading)}" if heading else ""))
     return lines
@@ -81,9 +82,11 @@ def answer_messages(record: Record) -> list[SlackMessage]:
     details = record.details
     lang = record_lang(record)
     answer, notice = split_notice(record.answer or "", details.get("notice"))
-    body = [section(piece) for piece in split_text(to_mrkdwn(answer))] or [section("…")]
+    citations = list(details.get("citations") or [])
+    trusted = {str(c.get("source")) for c in citations if str(c.get("source") or "").startswith(_WEB)}
+    body = [section(piece) for piece in split_text(to_mrkdwn(answer, trusted_urls=trusted))] or [section("…")]
     footer: list[Block] = [section(piece) for piece in split_text("⚠️ " + to_mrkdwn(notice))] if notice else []
-    sources = source_lines(list(details.get("citations") or []))
+    sources = source_lines(citations)
     if sources:
         footer.extend(
             section(piece) for piece in split_text(f"*{t('sources', lang)}*\n" + "\n".join(sources))
@@ -92,12 +95,18 @@ def answer_messages(record: Record) -> list[SlackMessage]:
     if summary:
         footer.append(context(escape(summary)))
     footer.append(answer_actions(record.id, lang))
-    return pack_messages(body, footer, fallback=_MARKS.sub("", answer or notice))
+    return pack_messages(body, footer, fallback=fallback_text(answer or notice))
+
+
+def fallback_text(text: str) -> str:
+    """A message's notification text: Markdown marks dropped, Slack's control characters escaped (it is
+    mrkdwn too, so unescaped it could ping a channel or hide a link)."""
+    return escape(_MARKS.sub("", text))
 
 
 def notice_message(text: str) -> SlackMessage:
     """A plain one-section message (failures, interruptions, "no knowledge base here")."""
-    return SlackMessage(text=clip(text, 300), blocks=[section(escape(text))])
+    return SlackMessage(text=clip(escape(text), 300), blocks=[section(escape(text))])
 
 
 def pointer_message(lang: str) -> SlackMessage:
