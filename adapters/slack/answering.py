@@ -41,6 +41,7 @@ from core.models import (
     RetrievalMode,
     SearchMode,
 )
+from core.ports import ConversationStore
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class Answerer:
         self._background: set[asyncio.Task[None]] = set()
 
     @property
-    def store(self) -> Any:
+    def store(self) -> ConversationStore:
         return self.pipeline.store
 
     # ---------- duplicates
@@ -198,7 +199,11 @@ class Answerer:
         previous, entered = self._turns.get(key_id), asyncio.Event()
         self._turns[key_id] = entered
         destination = Destination(key.channel_id, key.thread_ts, lang)
-        shown = placeholder_ts(record) if again and record.delivery and not record.delivery.parts else None
+        shown = placeholder_ts(record) if again else None
+        if shown is not None and record.delivery is not None:  # its visible reply becomes the placeholder
+            record = await self.outbox.save(
+                record, replace(record.delivery, state=DeliveryState.PLACEHOLDER, parts=0, error="")
+            )
         reply = LiveReply(
             self.outbox, record, destination, min_edit_interval=self.min_edit_interval, placeholder_ts=shown
         )

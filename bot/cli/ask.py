@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -13,7 +14,7 @@ from bot.cli.render import ProgressPrinter, format_answer, record_json, record_l
 from bot.compose import Services, build_services, resolve_datasets
 from bot.settings import Settings
 from core.events import Done, Failed
-from core.models import ConversationKey, Question, Record
+from core.models import ConversationKey, DeliveryState, Question, Record
 from core.text import detect_language
 
 
@@ -53,7 +54,27 @@ def _conversation_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _key(conversation: str | None) -> ConversationKey:
+    """A terminal conversation by name, or any stored conversation by its full id (slack:TEAM:CHANNEL:TS)."""
+    parts = (conversation or "").split(":")
+    if len(parts) == 4 and parts[0] and parts[0] != "cli":
+        return ConversationKey(source=parts[0], team_id=parts[1], channel_id=parts[2], thread_ts=parts[3])
     return ConversationKey(source="cli", channel_id=conversation or uuid.uuid4().hex[:12])
+
+
+def delivery_text(record: Record) -> str | None:
+    """Where a chat record's reply stands: "delivered (3 attempts)", "failed after 30 attempts: not_in_channel"."""
+    delivery = record.delivery
+    if delivery is None:
+        return None
+    attempts = f"{delivery.attempts} attempt{'s' if delivery.attempts != 1 else ''}"
+    if delivery.state == DeliveryState.FAILED:
+        return f"failed after {attempts}: {delivery.error or 'unknown error'}"
+    text = f"{delivery.state.value} ({attempts}"
+    if delivery.error:
+        text += f", last error {delivery.error}"
+    if delivery.state != DeliveryState.DELIVERED and delivery.due:
+        text += f", next try {time.strftime('%H:%M:%S', time.localtime(delivery.due))}"
+    return text + ")"
 
 
 async def _ask(
@@ -147,6 +168,9 @@ async def run_history(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"    rewritten: {record.rewritten}")
             if record.answer:
                 print(f"    A: {record.answer}")
+            delivered = delivery_text(record)
+            if delivered:
+                print(f"    delivery: {delivered}")
         return 0
 
 
@@ -169,6 +193,9 @@ def _trace_text(record: Record) -> str:
         )
     if record.details.get("failure"):
         lines.append(f"failure: {record.details['failure']}")
+    delivered = delivery_text(record)
+    if delivered:
+        lines.append(f"delivery: {delivered}")
     return "\n".join(lines)
 
 

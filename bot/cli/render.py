@@ -38,6 +38,7 @@ def record_json(record: Record) -> str:
         "answer": record.answer,
         "status": str(record.status),
         "details": record.details,
+        "delivery": None if record.delivery is None else record.delivery.to_dict(),
         "created_at": record.created_at,
         "updated_at": record.updated_at,
     }
