@@ -2,8 +2,8 @@
 
 Nothing is posted before the question's record exists (idempotent on the message's event key), so a
 failed post never loses a question: the record knows what it still has to show, and the outbox or the
-re-deliverer shows it. Duplicates (a Slack retry, the app_mention + message pair, another instance) are
-recognised in the store before any Slack call.
+re-deliverer shows it. Duplicates are recognised before (adapters.slack.intake); a repeat of an
+interrupted question gets its corrected message.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.intake import claim_event, claim_message, conversation_key, destination_of
 from adapters.slack.outbox import Destination, Outbox, placeholder_ts
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.progress import ProgressView, placeholder_message
@@ -44,22 +45,6 @@ from core.models import (
 from core.ports import ConversationStore
 
 log = logging.getLogger(__name__)
-
-EVENT_CLAIM = "event:"
-MESSAGE_CLAIM = "message:"
-
-
-def conversation_key(record: Record) -> ConversationKey | None:
-    """The Slack thread of a record, from its conversation id "slack:team:channel:thread_ts"."""
-    parts = record.conversation_id.split(":")
-    if len(parts) != 4 or parts[0] != "slack":
-        return None
-    return ConversationKey(source="slack", team_id=parts[1], channel_id=parts[2], thread_ts=parts[3])
-
-
-def destination_of(record: Record) -> Destination | None:
-    key = conversation_key(record)
-    return None if key is None else Destination(key.channel_id, key.thread_ts, record_lang(record))
 
 
 class Answerer:
@@ -96,26 +81,6 @@ class Answerer:
         return self.pipeline.store
 
     # ---------- duplicates
-    async def seen_before(self, message: IncomingMessage, event_id: str | None) -> tuple[bool, Record | None]:
-        """(seen, its record): whether some instance already took this event or message (store lookups only)."""
-        if event_id:
-            claim = await self.store.find_event(EVENT_CLAIM + event_id)
-            if claim is not None:
-                record = await self.store.get_record(claim.record_id) if claim.record_id else None
-                return True, record
-        record = await self.store.find_record(message.event_key)
-        if record is not None:
-            return True, record
-        return await self.store.find_event(MESSAGE_CLAIM + message.event_key) is not None, None
-
-    async def claim_message(self, message: IncomingMessage, event_id: str | None) -> bool:
-        """Take a message that is handled without a record (a thread command, a notice); False if taken."""
-        if not await self.store.claim_event(MESSAGE_CLAIM + message.event_key):
-            return False
-        if event_id:
-            await self.store.claim_event(EVENT_CLAIM + event_id)
-        return True
-
     async def on_duplicate(self, record: Record | None) -> None:
         """A repeated delivery: silence, except that an interrupted question gets its corrected message."""
         if record is None or record.status != RecordStatus.INTERRUPTED or record.delivery is None:
@@ -158,7 +123,7 @@ class Answerer:
                 conversation_id, text, event_key=message.event_key, delivery=Delivery(due=due)
             )
         except InvalidInput as exc:
-            if await self.claim_message(message, event_id):
+            if await claim_message(self.store, message, event_id):
                 await self.notify(
                     message.channel_id, message.thread_ts, t("failed", lang, message=exc.message(lang)), lang
                 )
@@ -166,8 +131,7 @@ class Answerer:
         if not created:
             await self.on_duplicate(record)
             return
-        if event_id:
-            await self.store.claim_event(EVENT_CLAIM + event_id, record_id=record.id)
+        await claim_event(self.store, event_id, record.id)
         self.engaged.remember(message.key)
         await self._answer_record(record, message.key, config, lang, question_text=text)
 

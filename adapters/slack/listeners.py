@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.actions import ThreadActions, plain
 from adapters.slack.answering import Answerer
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.intake import claim_message, seen_before
 from adapters.slack.markup import to_plain_text
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.render import FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE
@@ -168,7 +169,7 @@ async def _consider(
     )
     if not should_answer(message, thread_engaged=engaged, mention_only=config.mention_only):
         return
-    seen, record = await bot.answerer.seen_before(message, event_id)
+    seen, record = await seen_before(bot.pipeline.store, message, event_id)
     if seen:
         await bot.answerer.on_duplicate(record)  # a Slack retry, the app_mention + message pair, ...
         return
@@ -179,11 +180,11 @@ async def _consider(
         else None
     )
     if command is not None:
-        if await bot.answerer.claim_message(message, event_id):
+        if await claim_message(bot.pipeline.store, message, event_id):
             await _thread_command(bot, message.key, command, user=message.user_id, lang=lang, trigger_id=None)
         return
     if not await bot.answerer.scope(config):
-        if await bot.answerer.claim_message(message, event_id):
+        if await claim_message(bot.pipeline.store, message, event_id):
             await bot.answerer.notify(message.channel_id, message.thread_ts, t("no_kb", lang), lang)
         return
     await bot.answerer.answer(message, lang=lang, config=config, bot_user_id=bot_user_id, event_id=event_id)

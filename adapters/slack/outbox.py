@@ -8,7 +8,8 @@ Rules it keeps:
   edit budget, still honouring Retry-After); when that keeps failing the placeholder is deleted, or turned
   into a short "answer below" pointer, before the final content is posted as a new message;
 - a record is marked delivered only after Slack acknowledged every part; a transient failure leaves it
-  due again after a backoff, for the re-deliverer (adapters.slack.redelivery), until max_attempts.
+  due again after a backoff, for the re-deliverer (SlackBot.maintain_once, every instance), until
+  max_attempts.
 slack_sdk retries a 429 only inside one call, with no notion of a channel's queue or of a record's state,
 which is why this is written here; its backoff calculator is reused.
 """
