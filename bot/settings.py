@@ -52,7 +52,9 @@ FLOAT_RANGES: dict[str, tuple[float, float, float]] = {
     "kb_classifier_timeout": (2.0, 0.1, 60.0),
     "kb_classifier_retry_after": (30.0, 0.0, 3600.0),
     "kb_coverage_threshold": (0.6, 0.0, 1.0),
+    "kb_pending_grace": (60.0, 5.0, 3600.0),
 }
+BOOL_DEFAULTS: dict[str, bool] = {"kb_answer_fallback": True, "kb_resume_interrupted": False}
 CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "kb_retrieval_mode": ("auto", RETRIEVAL_MODES),
     "kb_search_mode": ("blend", SEARCH_MODES),
@@ -98,6 +100,8 @@ class Settings(BaseSettings):
     kb_model_timeout: float = 60.0
     kb_model_retries: int = 3
     kb_answer_fallback: bool = True
+    kb_resume_interrupted: bool = False  # answer questions interrupted by a stopped instance again
+    kb_pending_grace: float = 60.0  # seconds a pending question's lock must stay free before it is swept
 
     kb_agent_max_rounds: int = 3
     kb_agent_evidence_tokens: int = 16000
@@ -180,17 +184,23 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("kb_answer_fallback", mode="before")
+    @field_validator("kb_answer_fallback", "kb_resume_interrupted", mode="before")
     @classmethod
-    def _bool(cls, value: Any) -> Any:
+    def _bool(cls, value: Any, info: Any) -> Any:
         if isinstance(value, str):
             text = value.strip().lower()
             if text in {"1", "true", "yes", "on"}:
                 return True
             if text in {"0", "false", "no", "off", ""}:
                 return False
-            log.warning("setting KB_ANSWER_FALLBACK=%r is not a boolean; using true", value)
-            return True
+            default = BOOL_DEFAULTS[info.field_name]
+            log.warning(
+                "setting %s=%r is not a boolean; using %s",
+                info.field_name.upper(),
+                value,
+                str(default).lower(),
+            )
+            return default
         return value
 
     @property
@@ -231,9 +241,20 @@ class Settings(BaseSettings):
         return self.kb_aux_model or self.chat_model
 
     def channel(self, channel_id: str) -> ChannelConfig:
-        """The channel's configuration, else the "default" entry, else the global datasets."""
-        if channel_id in self.channels:
-            return self.channels[channel_id]
-        if "default" in self.channels:
-            return self.channels["default"]
-        return ChannelConfig(datasets=list(self.kb_datasets))
+        """The channel's entry, else the "default" entry, else no restriction. An entry without `datasets`
+        inherits the default entry's, then KB_DATASETS, then every dataset (datasets None), as the CLI
+        searches; `datasets = []` locks the channel out."""
+        default = self.channels.get("default")
+        entry = self.channels.get(channel_id) or default or ChannelConfig()
+        if entry.datasets is not None:
+            return entry
+        inherited = default.datasets if default is not None else None
+        if inherited is None and self.kb_datasets:
+            inherited = list(self.kb_datasets)
+        return entry.model_copy(update={"datasets": inherited})
+
+    @property
+    def unlisted_channels_search_everything(self) -> bool:
+        """True when a channel without its own entry searches every dataset (no default scope anywhere)."""
+        default = self.channels.get("default")
+        return not self.kb_datasets and (default is None or default.datasets is None)

@@ -240,6 +240,47 @@ class RecordStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
+class DeliveryState(StrEnum):
+    """Where a record's reply stands in the chat it came from (Slack): nothing shown yet, a placeholder
+    shown, the final message acknowledged by the chat service, or given up on."""
+
+    PENDING = "pending"
+    PLACEHOLDER = "placeholder"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A record's delivery: its state, how many attempts were made, the last error, when the next attempt
+    is due (a lease while an instance is delivering it), and how many final messages are already posted."""
+
+    state: DeliveryState = DeliveryState.PENDING
+    attempts: int = 0
+    error: str = ""
+    due: float = 0.0
+    parts: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state.value,
+            "attempts": self.attempts,
+            "error": self.error,
+            "due": self.due,
+            "parts": self.parts,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EventClaim:
+    """An incoming event (a Slack event id, a message handled without a record) already taken by some
+    instance, and the record it became, if any."""
+
+    key: str
+    record_id: int | None = None
+    created_at: float = 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """A completed question/answer pair used as history."""
@@ -264,6 +305,7 @@ class Record:
     reply_ref: str | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
+    delivery: Delivery | None = None  # None: not delivered to a chat (the CLI prints its answers itself)
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +421,7 @@ class Question:
     retrieval_mode: RetrievalMode | None = None
     search_mode: SearchMode | None = None
     re_chat_record_id: int | None = None
+    record_id: int | None = None  # the front end already stored this question as a pending record
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,7 +153,15 @@ class Pipeline:
                 # A blank or binary question carries no language: say it in both.
                 has_words = any(ch.isalpha() for ch in question.text or "")
                 message = exc.message(run.lang) if has_words else f"{exc.zh} / {exc.en}"
-                await emit(Failed(code=exc.code, message=message))
+                stored = None
+                if question.record_id is not None:  # stored by the front end: it fails, it is not lost
+                    stored = await self.store.fail_record(
+                        question.record_id,
+                        status=RecordStatus.FAILED,
+                        reason=f"{exc.code}: {exc}",
+                        details={"lang": run.lang},
+                    )
+                await emit(Failed(code=exc.code, message=message, record=stored))
                 return
         conversation_id = await self.store.ensure_conversation(question.conversation)
         try:
@@ -192,6 +200,11 @@ class Pipeline:
         await emit(Done(record=final))
 
     async def _open_record(self, conversation_id: str, text: str, question: Question) -> Record | None:
+        if question.record_id is not None:  # the front end stored it already; None once it is finished
+            stored = await self.store.get_record(question.record_id)
+            if stored is None or stored.conversation_id != conversation_id:
+                raise NotFound("找不到要回答的问题。", "The question to answer was not found.")
+            return stored if stored.status == RecordStatus.PENDING else None
         if question.re_chat_record_id is not None:
             existing = await self.store.get_record(question.re_chat_record_id)
             if existing is None or existing.conversation_id != conversation_id:

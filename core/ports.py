@@ -15,7 +15,9 @@ from core.models import (
     ContextSnapshot,
     ConversationKey,
     ConversationScope,
+    Delivery,
     DocumentInfo,
+    EventClaim,
     Hit,
     LoadedContext,
     Message,
@@ -182,11 +184,44 @@ class ConversationStore(Protocol):
         *,
         event_key: str | None = None,
         reply_ref: str | None = None,
+        delivery: Delivery | None = None,
     ) -> tuple[Record, bool]:
-        """Store a pending record. With an event_key already used, returns (existing, False)."""
+        """Store a pending record (with its delivery state when a chat front end delivers it).
+        With an event_key already used, returns (existing, False)."""
         ...
 
     async def get_record(self, record_id: int) -> Record | None: ...
+
+    async def find_record(self, event_key: str) -> Record | None:
+        """The record stored under an event key, if any (duplicate deliveries check it first)."""
+        ...
+
+    async def save_delivery(
+        self, record_id: int, delivery: Delivery, *, reply_ref: str | None = None
+    ) -> Record:
+        """Write a record's delivery state in one statement; reply_ref None keeps it, "" clears it.
+        Never touches the record's status, answer or updated_at. NotFound for an unknown id."""
+        ...
+
+    async def take_due_deliveries(
+        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
+    ) -> list[Record]:
+        """Finished records (not pending) whose delivery is pending or placeholder, due at `now`, and
+        unchanged for `settle` seconds (only record_id when given); their due time moves to now + lease in
+        the same statement, so two instances never take the same record."""
+        ...
+
+    async def claim_event(self, key: str, *, record_id: int | None = None) -> bool:
+        """Remember an event key; False when some instance already claimed it."""
+        ...
+
+    async def find_event(self, key: str) -> EventClaim | None:
+        """The claim of an event key, if any."""
+        ...
+
+    async def prune_events(self, before: float) -> int:
+        """Forget event claims made before `before` (epoch seconds); returns how many."""
+        ...
 
     async def recent_turns(
         self, conversation_id: str, *, before_id: int, after_id: int, limit: int

@@ -26,7 +26,10 @@ from core.models import (
     ContextSnapshot,
     ConversationKey,
     ConversationScope,
+    Delivery,
+    DeliveryState,
     DocumentInfo,
+    EventClaim,
     Hit,
     Message,
     Record,
@@ -223,6 +226,7 @@ class InMemoryConversationStore:
         self.records: dict[int, Record] = {}
         self.contexts: dict[str, ContextSnapshot] = {}
         self.scopes: dict[str, ConversationScope] = {}
+        self.events: dict[str, EventClaim] = {}
         self._next_id = 1
         self.turn_queries: list[tuple[str, int]] = []  # (method, limit) for bounded-read assertions
 
@@ -261,6 +265,7 @@ class InMemoryConversationStore:
         *,
         event_key: str | None = None,
         reply_ref: str | None = None,
+        delivery: Delivery | None = None,
     ) -> tuple[Record, bool]:
         if event_key is not None:
             for record in self.records.values():
@@ -276,6 +281,7 @@ class InMemoryConversationStore:
             reply_ref=reply_ref,
             created_at=now,
             updated_at=now,
+            delivery=delivery,
         )
         self.records[record.id] = record
         self._next_id += 1
@@ -283,6 +289,51 @@ class InMemoryConversationStore:
 
     async def get_record(self, record_id: int) -> Record | None:
         return self.records.get(record_id)
+
+    async def find_record(self, event_key: str) -> Record | None:
+        return next((r for r in self.records.values() if r.event_key == event_key), None)
+
+    async def save_delivery(
+        self, record_id: int, delivery: Delivery, *, reply_ref: str | None = None
+    ) -> Record:
+        record = self._record(record_id)
+        ref = record.reply_ref if reply_ref is None else (reply_ref or None)
+        self.records[record_id] = replace(record, delivery=delivery, reply_ref=ref)
+        return self.records[record_id]
+
+    async def take_due_deliveries(
+        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
+    ) -> list[Record]:
+        due = [
+            r
+            for r in self.records.values()
+            if (record_id is None or r.id == record_id)
+            and r.delivery is not None
+            and r.delivery.state in (DeliveryState.PENDING, DeliveryState.PLACEHOLDER)
+            and r.status != RecordStatus.PENDING
+            and r.delivery.due <= now
+            and r.updated_at <= now - settle
+        ]
+        taken = sorted(due, key=lambda r: (r.delivery.due if r.delivery else 0.0, r.id))[: max(0, limit)]
+        for record in taken:
+            assert record.delivery is not None
+            self.records[record.id] = replace(record, delivery=replace(record.delivery, due=now + lease))
+        return sorted((self.records[r.id] for r in taken), key=lambda r: r.id)
+
+    async def claim_event(self, key: str, *, record_id: int | None = None) -> bool:
+        if key in self.events:
+            return False
+        self.events[key] = EventClaim(key=key, record_id=record_id, created_at=time.time())
+        return True
+
+    async def find_event(self, key: str) -> EventClaim | None:
+        return self.events.get(key)
+
+    async def prune_events(self, before: float) -> int:
+        old = [key for key, claim in self.events.items() if claim.created_at < before]
+        for key in old:
+            del self.events[key]
+        return len(old)
 
     def _answered(self, conversation_id: str, after_id: int, before_id: int) -> list[Turn]:
         return [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -37,7 +38,8 @@ class RoleResponder:
         role = role_of(request)
         self.calls.append(role)
         if role == "rewrite":
-            last = request.last_user_message.rsplit(":", 1)[-1]
+            found = re.search(r"<question>(.*)</question>", request.last_user_message, re.DOTALL)
+            last = html.unescape(found.group(1)) if found else request.last_user_message
             for fragment, rewrite in self.rewrites.items():
                 if fragment in last:
                     return rewrite

@@ -59,3 +59,47 @@ def test_model_endpoint_selects_the_model_engine(monkeypatch: pytest.MonkeyPatch
     assert Settings().aux_model == "qwen"
     monkeypatch.setenv("KB_MODEL", "extractive")
     assert Settings().uses_extractive_engine
+
+
+def test_without_channel_scopes_every_channel_searches_every_dataset() -> None:
+    """No KB_CONFIG and no KB_DATASETS: unlisted channels get datasets None (everything), as the CLI does."""
+    settings = Settings()
+    assert settings.channel("C1").datasets is None
+    assert settings.unlisted_channels_search_everything
+
+
+def test_a_default_entry_with_no_datasets_locks_unlisted_channels_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[channels.default] datasets = []` gives unlisted channels no dataset; listed ones keep theirs, and
+    an entry without `datasets` inherits the default's."""
+    config = tmp_path / "kb.toml"
+    config.write_text(
+        '[channels.default]\ndatasets = []\n[channels.C1]\ndatasets = ["laws"]\n'
+        "[channels.CQUIET]\nmention_only = true\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("KB_CONFIG", str(config))
+    settings = Settings()
+    assert settings.channel("C999").datasets == []
+    assert settings.channel("C1").datasets == ["laws"]
+    assert settings.channel("CQUIET").datasets == [] and settings.channel("CQUIET").mention_only
+    assert not settings.unlisted_channels_search_everything
+
+
+def test_kb_datasets_scopes_channels_without_an_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KB_DATASETS is the scope of channels with no entry and of entries without `datasets`."""
+    monkeypatch.setenv("KB_DATASETS", "handbook, ops")
+    settings = Settings()
+    assert settings.channel("C1").datasets == ["handbook", "ops"]
+    assert not settings.unlisted_channels_search_everything
+
+
+def test_resume_and_grace_settings_are_read_and_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KB_RESUME_INTERRUPTED is a boolean (default false); KB_PENDING_GRACE clamps to 5..3600 s."""
+    assert Settings().kb_resume_interrupted is False and Settings().kb_pending_grace == 60.0
+    monkeypatch.setenv("KB_RESUME_INTERRUPTED", "true")
+    monkeypatch.setenv("KB_PENDING_GRACE", "1")
+    assert Settings().kb_resume_interrupted is True and Settings().kb_pending_grace == 5.0
+    monkeypatch.setenv("KB_RESUME_INTERRUPTED", "maybe")
+    assert Settings().kb_resume_interrupted is False

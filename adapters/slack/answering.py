@@ -1,48 +1,50 @@
-"""One question, answered in its Slack thread: placeholder, status, phase edits, final message or failure."""
+"""One question, answered in its Slack thread: stored first, then placeholder, phase edits, final delivery.
+
+Nothing is posted before the question's record exists (idempotent on the message's event key), so a
+failed post never loses a question: the record knows what it still has to show, and the outbox or the
+re-deliverer shows it. Duplicates are recognised before (adapters.slack.intake); a repeat of an
+interrupted question gets its corrected message.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
-from dataclasses import dataclass
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import replace
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage
 from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.editor import MessageEditor
+from adapters.slack.intake import claim_event, claim_message, conversation_key, destination_of
+from adapters.slack.outbox import Destination, Outbox, placeholder_ts
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.progress import ProgressView, placeholder_message
-from adapters.slack.rate_budget import UpdateBudget
-from adapters.slack.render import answer_messages, notice_message, record_lang
-from adapters.slack.slack_errors import error_code
+from adapters.slack.render import answer_messages, final_messages, notice_message, record_lang
+from adapters.slack.reply import LiveReply
+from adapters.slack.slack_errors import CALL_ERRORS
 from adapters.slack.texts import failure_text, t
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import IncomingMessage
 from adapters.slack.users import UserNames
+from core.errors import InvalidInput
 from core.events import Done, Failed
-from core.models import Question, RetrievalMode, SearchMode
+from core.models import (
+    ConversationKey,
+    Delivery,
+    DeliveryState,
+    Question,
+    Record,
+    RecordStatus,
+    RetrievalMode,
+    SearchMode,
+)
+from core.ports import ConversationStore
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Placeholder:
-    """The bot's reply that is edited in place, and the language it speaks."""
-
-    channel: str
-    ts: str
-    thread_ts: str
-    lang: str
-
-    @property
-    def ref(self) -> str:
-        """The record's reply_ref: "channel:ts"."""
-        return f"{self.channel}:{self.ts}"
 
 
 class Answerer:
@@ -53,72 +55,142 @@ class Answerer:
         client: AsyncWebClient,
         pipeline: AnswerPipeline,
         *,
-        budget: UpdateBudget,
+        outbox: Outbox,
         engaged: EngagedThreads,
+        channel_config: Callable[[str], ChannelConfig],
         min_edit_interval: float,
+        resume_interrupted: bool = False,
+        all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
     ) -> None:
         self.client = client
         self.pipeline = pipeline
-        self.budget = budget
+        self.outbox = outbox
         self.engaged = engaged
+        self.channel_config = channel_config
         self.min_edit_interval = min_edit_interval
+        self.resume_interrupted = resume_interrupted
+        self.all_datasets = all_datasets
         self.names = UserNames(client)
-        self.placeholders: dict[asyncio.Task[Any], Placeholder] = {}
+        self.in_flight: dict[int, LiveReply] = {}
         self._active: dict[str, int] = {}
         self._turns: dict[str, asyncio.Event] = {}
         self._background: set[asyncio.Task[None]] = set()
 
-    async def post(self, channel: str, thread_ts: str, message: SlackMessage) -> str | None:
-        """Post a reply in the thread; its ts, or None when Slack refused it."""
-        try:
-            response = await self.client.chat_postMessage(
-                channel=channel, thread_ts=thread_ts, text=message.text, blocks=message.blocks
+    @property
+    def store(self) -> ConversationStore:
+        return self.pipeline.store
+
+    # ---------- duplicates
+    async def on_duplicate(self, record: Record | None) -> None:
+        """A repeated delivery: silence, except that an interrupted question gets its corrected message."""
+        if record is None or record.status != RecordStatus.INTERRUPTED or record.delivery is None:
+            return
+        if self.resume_interrupted:
+            await self.resume(record)
+        elif record.delivery.state != DeliveryState.DELIVERED:
+            taken = await self.store.take_due_deliveries(
+                time.time(), lease=self.outbox.options.lease, settle=0.0, record_id=record.id
             )
-            return str(response["ts"])
-        except SlackApiError as exc:
-            log.warning("chat.postMessage in %s failed: %s", channel, error_code(exc))
-            return None
+            for due in taken:
+                await self.redeliver(due)
+
+    # ---------- answering
+    async def scope(self, config: ChannelConfig) -> tuple[str, ...]:
+        """The datasets a channel searches: its own list, or every dataset when it has none (datasets None)."""
+        if config.datasets is not None:
+            return tuple(config.datasets)
+        return tuple(await self.all_datasets()) if self.all_datasets is not None else ()
+
+    async def notify(self, channel: str, thread_ts: str, text: str, lang: str) -> None:
+        """A one-off notice in the thread (no record), paced like every post."""
+        await self.outbox.post(Destination(channel, thread_ts, lang), lambda: notice_message(text))
 
     async def answer(
-        self, message: IncomingMessage, *, lang: str, config: ChannelConfig, bot_user_id: str
+        self,
+        message: IncomingMessage,
+        *,
+        lang: str,
+        config: ChannelConfig,
+        bot_user_id: str,
+        event_id: str | None = None,
     ) -> None:
-        """Answer one question in its thread; every outcome ends in a final edit of the placeholder.
-
-        Questions of one thread reach the pipeline in arrival order: each waits until the previous one
-        has entered the pipeline (holding or queued on the conversation lock) before asking.
-        """
-        if not config.datasets:
-            await self.post(message.channel_id, message.thread_ts, notice_message(t("no_kb", lang)))
+        """Store the question, then answer it in its thread; every outcome ends in a delivered final message."""
+        text = await self.names.plain_text(message.raw_text, bot_user_id=bot_user_id)
+        conversation_id = await self.store.ensure_conversation(message.key)
+        due = time.time() + self.outbox.options.lease
+        try:
+            record, created = await self.store.add_question(
+                conversation_id, text, event_key=message.event_key, delivery=Delivery(due=due)
+            )
+        except InvalidInput as exc:
+            if await claim_message(self.store, message, event_id):
+                await self.notify(
+                    message.channel_id, message.thread_ts, t("failed", lang, message=exc.message(lang)), lang
+                )
             return
-        self.engaged.remember(message.key)  # before any await: a quick follow-up must see it
-        key_id = message.key.as_id()
+        if not created:
+            await self.on_duplicate(record)
+            return
+        await claim_event(self.store, event_id, record.id)
+        self.engaged.remember(message.key)
+        await self._answer_record(record, message.key, config, lang, question_text=text)
+
+    async def resume(self, record: Record) -> None:
+        """Answer an interrupted record again, in place of its placeholder (KB_RESUME_INTERRUPTED)."""
+        key = conversation_key(record)
+        if key is None or record.id in self.in_flight:
+            return
+        config = self.channel_config(key.channel_id)
+        await self._answer_record(
+            record, key, config, record_lang(record), question_text=record.question, again=True
+        )
+
+    async def _answer_record(
+        self,
+        record: Record,
+        key: ConversationKey,
+        config: ChannelConfig,
+        lang: str,
+        *,
+        question_text: str,
+        again: bool = False,
+    ) -> None:
+        """Questions of one thread reach the pipeline in arrival order: each waits until the previous one has
+        entered the pipeline (holding or queued on the conversation lock) before asking."""
+        key_id = key.as_id()
         ahead = self._active.get(key_id, 0)
         self._active[key_id] = ahead + 1
         previous, entered = self._turns.get(key_id), asyncio.Event()
         self._turns[key_id] = entered
-        task = asyncio.current_task()
-        try:
-            ts = await self.post(
-                message.channel_id, message.thread_ts, placeholder_message(lang, queued_behind=ahead)
+        destination = Destination(key.channel_id, key.thread_ts, lang)
+        shown = placeholder_ts(record) if again else None
+        if shown is not None and record.delivery is not None:  # its visible reply becomes the placeholder
+            record = await self.outbox.save(
+                record, replace(record.delivery, state=DeliveryState.PLACEHOLDER, parts=0, error="")
             )
-            if ts is None:
-                return
-            placeholder = Placeholder(message.channel_id, ts, message.thread_ts, lang)
-            if task is not None:
-                self.placeholders[task] = placeholder
-            self._in_background(self._set_status(placeholder, t("status", lang)))
+        reply = LiveReply(
+            self.outbox, record, destination, min_edit_interval=self.min_edit_interval, placeholder_ts=shown
+        )
+        self.in_flight[record.id] = reply
+        try:
+            if shown is None:
+                reply.open(placeholder_message(lang, queued_behind=ahead))
+            else:
+                reply.show(placeholder_message(lang, queued_behind=ahead))
+            self._in_background(self._set_status(destination, t("status", lang)))
             question = Question(
-                conversation=message.key,
-                text=await self.names.plain_text(message.raw_text, bot_user_id=bot_user_id),
-                datasets=tuple(config.datasets),
-                event_key=message.event_key,
-                reply_ref=placeholder.ref,
+                conversation=key,
+                text=question_text,
+                datasets=await self.scope(config),
+                event_key=record.event_key,
+                record_id=None if again else record.id,
+                re_chat_record_id=record.id if again else None,
                 retrieval_mode=_retrieval_mode(config.retrieval_mode),
                 search_mode=_search_mode(config.search_mode),
             )
             if previous is not None:
                 await previous.wait()
-            await self._run(question, placeholder, entered)
+            await self._run(question, record, reply, entered)
         finally:
             entered.set()
             if self._turns.get(key_id) is entered:
@@ -126,64 +198,83 @@ class Answerer:
             self._active[key_id] -= 1
             if not self._active[key_id]:
                 del self._active[key_id]
-            if task is not None:
-                self.placeholders.pop(task, None)
+            self.in_flight.pop(record.id, None)
+            await reply.close()
 
-    async def _run(self, question: Question, placeholder: Placeholder, entered: asyncio.Event) -> None:
-        editor = MessageEditor(
-            self.client,
-            channel=placeholder.channel,
-            ts=placeholder.ts,
-            budget=self.budget,
-            min_interval=self.min_edit_interval,
-        )
-        view = ProgressView(lang=placeholder.lang)
+    async def _run(
+        self, question: Question, record: Record, reply: LiveReply, entered: asyncio.Event
+    ) -> None:
+        view = ProgressView(lang=reply.destination.lang)
         try:
             async with contextlib.aclosing(self.pipeline.ask(question)) as events:  # type: ignore[type-var]
                 async for event in events:
                     entered.set()
                     if isinstance(event, Done):
-                        await self._deliver(editor, placeholder, event)
+                        await reply.finish(event.record, answer_messages(event.record))
                         return
                     if isinstance(event, Failed):
-                        await self._fail(editor, placeholder, event, question.text)
+                        await self._fail(record, reply, event, question.text)
                         return
                     if view.apply(event):
-                        editor.show(view.message)
-            log.error("the pipeline ended without a final event for %s", question.event_key)
-            await editor.finish(notice_message(t("internal_error", placeholder.lang)))
+                        reply.show(view.message)
+            log.error("the pipeline ended without a final event for record %s", record.id)
+            await self._give_up(record, reply, "internal: no final event")
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("answering %s failed", question.event_key)
-            await editor.finish(notice_message(t("internal_error", placeholder.lang)))
+            log.exception("answering record %s failed", record.id)
+            await self._give_up(record, reply, "internal: the Slack handler failed")
         finally:
-            await editor.close()
-            self._in_background(self._set_status(placeholder, ""))
+            self._in_background(self._set_status(reply.destination, ""))
 
-    async def _deliver(self, editor: MessageEditor, placeholder: Placeholder, done: Done) -> None:
-        messages = answer_messages(done.record)
-        if not await editor.finish(messages[0]):
-            await self.post(placeholder.channel, placeholder.thread_ts, messages[0])
-        for extra in messages[1:]:
-            await self.post(placeholder.channel, placeholder.thread_ts, extra)
-
-    async def _fail(self, editor: MessageEditor, placeholder: Placeholder, failed: Failed, text: str) -> None:
-        if failed.code == "duplicate":
-            # Another delivery of this message (a retry after a restart) already has its answer.
-            await editor.close()
-            with contextlib.suppress(SlackApiError):
-                await self.client.chat_delete(channel=placeholder.channel, ts=placeholder.ts)
+    async def _fail(self, record: Record, reply: LiveReply, failed: Failed, text: str) -> None:
+        current = failed.record or await self.store.get_record(record.id) or record
+        if current.status == RecordStatus.PENDING:  # a failure the pipeline did not record
+            current = await self.store.fail_record(
+                record.id, status=RecordStatus.FAILED, reason=f"{failed.code}: {failed.message}"
+            )
+        if failed.code == "duplicate" or current.status == RecordStatus.ANSWERED:
+            await reply.finish(current, final_messages(current))  # finished elsewhere: show how it ended
             return
-        lang = record_lang(failed.record, text) if failed.record else placeholder.lang
+        lang = record_lang(current, text)
         reason = failure_text(failed.code, failed.message, failed.details, lang)
-        await editor.finish(notice_message(t("failed", lang, message=reason)))
+        await self.store.update_details(current.id, {"user_message": reason})
+        current = replace(current, details={**current.details, "user_message": reason})
+        await reply.finish(current, final_messages(current))
 
-    async def _set_status(self, placeholder: Placeholder, status: str) -> None:
+    async def _give_up(self, record: Record, reply: LiveReply, reason: str) -> None:
+        current = await self.store.fail_record(record.id, status=RecordStatus.FAILED, reason=reason)
+        await reply.finish(current, final_messages(current))
+
+    # ---------- records finished elsewhere
+    async def redeliver(self, record: Record) -> Record | None:
+        """Show a finished record's final messages, from wherever its delivery stands (the re-deliverer)."""
+        destination = destination_of(record)
+        if destination is None or record.status == RecordStatus.PENDING:
+            return None
+        try:
+            return await self.outbox.deliver(record, final_messages(record), destination)
+        except CALL_ERRORS:  # pragma: no cover - the outbox maps every call failure
+            log.exception("re-delivering record %s failed", record.id)
+            return None
+
+    async def correct(self, records: list[Record]) -> None:
+        """Records just marked interrupted (crash leftovers, a sweep, shutdown): tell their users, or answer
+        them again when resuming is on."""
+        for record in records:
+            if record.delivery is None or destination_of(record) is None:
+                continue  # not a Slack question (the CLI shares the database)
+            if self.resume_interrupted and record.status == RecordStatus.INTERRUPTED:
+                self._in_background(self.resume(record))
+            else:
+                await self.redeliver(record)
+
+    # ---------- status line
+    async def _set_status(self, destination: Destination, status: str) -> None:
         """assistant.threads.setStatus; it may fail outside assistant threads, which is fine."""
-        with contextlib.suppress(SlackApiError):
+        with contextlib.suppress(*CALL_ERRORS):
             await self.client.assistant_threads_setStatus(
-                channel_id=placeholder.channel, thread_ts=placeholder.thread_ts, status=status
+                channel_id=destination.channel, thread_ts=destination.thread_ts, status=status
             )
 
     def _in_background(self, coroutine: Coroutine[Any, Any, None]) -> None:
@@ -192,21 +283,13 @@ class Answerer:
         task.add_done_callback(self._background.discard)
 
     async def drain_background(self) -> None:
-        """Wait for status updates still in flight."""
-        if self._background:
+        """Wait for status updates and resumed answers still in flight."""
+        while self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)
 
-    async def mark_interrupted(self, placeholders: list[Placeholder]) -> None:
-        """Edit each placeholder into the "interrupted" message (final edits, within the budget)."""
-        for placeholder in placeholders:
-            editor = MessageEditor(
-                self.client,
-                channel=placeholder.channel,
-                ts=placeholder.ts,
-                budget=self.budget,
-                min_interval=0.0,
-            )
-            await editor.finish(notice_message(t("interrupted", placeholder.lang)))
+    def cancel_background(self) -> None:
+        for task in list(self._background):
+            task.cancel()
 
 
 def _retrieval_mode(value: str | None) -> RetrievalMode | None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -16,16 +18,17 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.actions import ThreadActions
-from adapters.slack.answering import Answerer, Placeholder
+from adapters.slack.answering import Answerer
 from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.dedup import RecentKeys
 from adapters.slack.listeners import register_listeners
+from adapters.slack.outbox import Outbox, OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.rate_budget import DEFAULT_LIMIT, UpdateBudget
-from adapters.slack.render import record_lang
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import BotIdentity
 from core.budget import count_tokens
+from core.conversation.orphans import DEFAULT_GRACE, OrphanSweeper
+from core.models import RecordStatus
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +37,17 @@ DEFAULT_API_URL = "https://slack.com/api/"
 
 @dataclass(frozen=True, slots=True)
 class SlackOptions:
-    """Throttling and lifetime knobs (defaults follow Slack's published limits)."""
+    """Throttling, delivery and lifetime knobs (defaults follow Slack's published limits)."""
 
     min_edit_interval: float = 1.0
     updates_per_minute: int = DEFAULT_LIMIT
     shutdown_grace: float = 20.0
+    delivery: OutboxOptions = field(default_factory=OutboxOptions)
+    pending_grace: float = DEFAULT_GRACE  # a pending record whose lock stays free this long is interrupted
+    sweep_interval: float = 15.0  # how often each instance sweeps orphans and re-delivers
+    delivery_settle: float = 5.0  # a finished record is left to its own instance this long first
+    resume_interrupted: bool = False  # answer interrupted questions again instead of "please ask again"
+    event_claims_ttl: float = 86400.0  # how long event ids and message keys are remembered
 
 
 def build_web_client(
@@ -56,6 +65,18 @@ def build_web_client(
     )
 
 
+def delivery_client(client: AsyncWebClient) -> AsyncWebClient:
+    """The same workspace client without slack_sdk's in-call 429 retries: the outbox reads Retry-After
+    itself, so a rate-limited channel keeps its order and a record knows what happened to it."""
+    return AsyncWebClient(
+        token=client.token,
+        base_url=client.base_url,
+        session=client.session,
+        timeout=client.timeout,
+        retry_handlers=[AsyncConnectionErrorRetryHandler()],
+    )
+
+
 class SlackBot:
     """Everything the listeners need, and the lifecycle around them."""
 
@@ -68,26 +89,34 @@ class SlackBot:
         signing_secret: str | None = None,
         socket_mode: bool = False,
         options: SlackOptions | None = None,
+        all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
     ) -> None:
         self.options = options or SlackOptions()
         self.client = client
         self.pipeline = pipeline
         self.channel_config = channel_config
         self.identity: BotIdentity | None = None
-        self.events_seen = RecentKeys()
-        self.messages_seen = RecentKeys()
         self.budget = UpdateBudget(limit=self.options.updates_per_minute)
         self.engaged = EngagedThreads(pipeline.store)
+        self.outbox = Outbox(
+            delivery_client(client), pipeline.store, budget=self.budget, options=self.options.delivery
+        )
         self.answerer = Answerer(
             client,
             pipeline,
-            budget=self.budget,
+            outbox=self.outbox,
             engaged=self.engaged,
+            channel_config=channel_config,
             min_edit_interval=self.options.min_edit_interval,
+            resume_interrupted=self.options.resume_interrupted,
+            all_datasets=all_datasets,
         )
+        self.sweeper = OrphanSweeper(pipeline.store, pipeline.lock, grace=self.options.pending_grace)
         self.thread_actions = ThreadActions(client, pipeline)
         self.closing = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._maintenance: asyncio.Task[None] | None = None
+        self._last_prune = 0.0
         self.app = AsyncApp(
             name="kb",  # without a name Bolt inspects the call stack (~0.15 s)
             client=client,
@@ -98,8 +127,9 @@ class SlackBot:
         )
         register_listeners(self.app, self)
 
-    async def start(self) -> BotIdentity:
-        """Check the token (auth.test), then recover answers a crash left pending. Call before serving."""
+    async def start(self, *, maintain: bool = True) -> BotIdentity:
+        """Check the token (auth.test), recover answers a crash left pending, start the periodic sweep and
+        re-delivery. Call before serving."""
         response = await self.client.auth_test()
         self.identity = BotIdentity(
             team_id=str(response.get("team_id") or ""),
@@ -109,18 +139,41 @@ class SlackBot:
         # The tokenizer loads on first use (~0.4 s of CPU): do it now, off the loop, not on the first question.
         await asyncio.to_thread(count_tokens, "warm up")
         await self.recover_interrupted()
+        if maintain and self._maintenance is None:
+            self._maintenance = asyncio.create_task(self._maintain(), name="slack maintenance")
         return self.identity
 
     async def recover_interrupted(self) -> int:
-        """Mark records left pending as interrupted and edit their placeholders to say so."""
+        """Mark records left pending as interrupted and correct their placeholders (or answer them again)."""
         records = await self.pipeline.interrupt_pending()
-        placeholders = []
-        for record in records:
-            channel, _, ts = (record.reply_ref or "").partition(":")
-            if channel and ts:
-                placeholders.append(Placeholder(channel, ts, "", record_lang(record)))
-        await self.answerer.mark_interrupted(placeholders)
-        return len(placeholders)
+        await self.answerer.correct(records)
+        return len(records)
+
+    async def maintain_once(self) -> None:
+        """One round of the periodic work: sweep orphaned questions, re-deliver what is due, prune claims."""
+        await self.answerer.correct(await self.sweeper.sweep())
+        now = time.time()
+        options = self.options
+        while not self.closing:
+            due = await self.pipeline.store.take_due_deliveries(
+                now, lease=options.delivery.lease, settle=options.delivery_settle
+            )
+            if not due:
+                break
+            await asyncio.gather(*(self.answerer.redeliver(record) for record in due))
+        if now - self._last_prune > 3600:
+            self._last_prune = now
+            await self.pipeline.store.prune_events(now - options.event_claims_ttl)
+
+    async def _maintain(self) -> None:
+        while not self.closing:
+            await asyncio.sleep(self.options.sweep_interval)
+            try:
+                await self.maintain_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("the periodic sweep failed; trying again later")
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], *, name: str = "") -> asyncio.Task[None]:
         """Run work after the ack, tracked so shutdown can finish or interrupt it."""
@@ -150,25 +203,40 @@ class SlackBot:
         await self.answerer.drain_background()
         return True
 
+    async def stop_maintenance(self) -> None:
+        task, self._maintenance = self._maintenance, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
     async def shutdown(self, *, grace: float | None = None) -> int:
         """Stop taking work, let in-flight answers finish for `grace` seconds, interrupt the rest.
 
-        Interrupted answers are marked in the store (interrupt_pending) and their placeholders edited.
-        Returns how many answers were interrupted.
+        Only this instance's own answers are interrupted (others sharing the database keep theirs); their
+        records are marked interrupted and their placeholders corrected. Returns how many.
         """
         self.closing = True
+        await self.stop_maintenance()
         if await self.wait_idle(self.options.shutdown_grace if grace is None else grace):
             return 0
-        cut_short = {ph.ref: ph for task, ph in self.answerer.placeholders.items() if not task.done()}
+        cut_short = list(self.answerer.in_flight)
         for task in list(self._tasks):
             task.cancel()
+        self.answerer.cancel_background()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
-        for record in await self.pipeline.interrupt_pending():
-            channel, _, ts = (record.reply_ref or "").partition(":")
-            if channel and ts:
-                cut_short.setdefault(
-                    record.reply_ref or "", Placeholder(channel, ts, "", record_lang(record))
+        records = []
+        for record_id in cut_short:
+            record = await self.pipeline.store.get_record(record_id)
+            if record is None:
+                continue
+            if record.status == RecordStatus.PENDING:
+                record = await self.pipeline.store.fail_record(
+                    record_id, status=RecordStatus.INTERRUPTED, reason="interrupted: the bot stopped"
                 )
-        await self.answerer.mark_interrupted(list(cut_short.values()))
+            if record.status == RecordStatus.INTERRUPTED:
+                records.append(record)
+        for record in records:
+            await self.answerer.redeliver(record)
         await self.answerer.drain_background()
-        return len(cut_short)
+        return len(records)

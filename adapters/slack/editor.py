@@ -2,7 +2,9 @@
 
 Intermediate states (phases, streamed text) replace each other; at most one chat.update per
 `min_interval` seconds goes out for the message, and only when the workspace budget has a spare token.
-The final state waits for its turn and is always sent; nothing intermediate is sent after it.
+The final state waits for its turn and is always sent; nothing intermediate is sent after it. A 429 pauses
+the shared budget for its Retry-After; retrying a failed final edit is the caller's decision
+(adapters.slack.outbox), since it may have to bypass the budget.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ import logging
 import time
 from collections.abc import Callable
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.blocks import SlackMessage
 from adapters.slack.rate_budget import UpdateBudget
-from adapters.slack.slack_errors import error_code
+from adapters.slack.slack_errors import CALL_ERRORS, CallFailure, failure_of
 
 log = logging.getLogger(__name__)
 
@@ -88,22 +89,26 @@ class MessageEditor:
                         pending if isinstance(pending, SlackMessage) else pending(), final=False
                     )
 
-    async def _update(self, message: SlackMessage, *, final: bool) -> bool:
+    async def _update(self, message: SlackMessage, *, final: bool) -> CallFailure | None:
         self._last_edit = self._clock()
         try:
             await self.client.chat_update(
                 channel=self.channel, ts=self.ts, text=message.text, blocks=message.blocks
             )
-            return True
-        except SlackApiError as exc:
-            level = logging.ERROR if final else logging.INFO
-            log.log(level, "chat.update %s:%s failed: %s", self.channel, self.ts, error_code(exc))
-            return False
+            return None
+        except CALL_ERRORS as exc:
+            failure = failure_of(exc)
+            if failure.retry_after is not None:
+                self.budget.pause(failure.retry_after)
+            level = logging.WARNING if final else logging.INFO
+            log.log(level, "chat.update %s:%s failed: %s", self.channel, self.ts, failure.code)
+            return failure
         finally:
             self._last_edit = self._clock()
 
-    async def finish(self, message: SlackMessage) -> bool:
-        """Replace the message with its final content: waits for the interval and the budget, always sends."""
+    async def finish(self, message: SlackMessage) -> CallFailure | None:
+        """Replace the message with its final content: waits for the interval and the budget, always sends.
+        None when Slack acknowledged it, else why it failed."""
         self._finished = True
         self._pending = None
         self._wake.set()

@@ -15,7 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.actions import ThreadActions, plain
 from adapters.slack.answering import Answerer
 from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.dedup import RecentKeys
+from adapters.slack.intake import claim_message, seen_before
 from adapters.slack.markup import to_plain_text
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.render import FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE
@@ -48,8 +48,6 @@ class ListenerHost(Protocol):
     channel_config: Callable[[str], ChannelConfig]
     identity: BotIdentity | None
     closing: bool
-    events_seen: RecentKeys
-    messages_seen: RecentKeys
     engaged: EngagedThreads
     answerer: Answerer
     thread_actions: ThreadActions
@@ -69,19 +67,15 @@ def _identity(bot: ListenerHost, context: dict[str, Any], body: dict[str, Any]) 
 def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
     """Attach every listener of the bot to the Bolt app."""
 
-    async def skip_repeated_events(
+    async def refuse_while_closing(
         body: dict[str, Any], resp: BoltResponse, next: Callable[[], Awaitable[None]]
     ) -> BoltResponse:
-        if body.get("type") == "event_callback":
-            if bot.closing:
-                return BoltResponse(status=503, body="")  # shutting down: Slack redelivers it later
-            event_id = body.get("event_id")
-            if event_id and not bot.events_seen.claim(str(event_id)):
-                return BoltResponse(status=200, body="")  # a Slack retry of an event already taken
+        if body.get("type") == "event_callback" and bot.closing:
+            return BoltResponse(status=503, body="")  # shutting down: Slack redelivers it later
         await next()
         return resp
 
-    app.middleware(skip_repeated_events)
+    app.middleware(refuse_while_closing)
 
     async def on_message(body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
         if bot.closing:
@@ -89,7 +83,8 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
         team_id, bot_user_id = _identity(bot, context, body)
         message = parse_message_event(event, team_id=team_id, bot_user_id=bot_user_id)
         if message is not None:
-            bot.spawn(_consider(bot, message, bot_user_id), name=f"message {message.event_key}")
+            event_id = str(body.get("event_id") or "") or None
+            bot.spawn(_consider(bot, message, bot_user_id, event_id), name=f"message {message.event_key}")
 
     app.event("app_mention")(on_message)
     app.event("message")(on_message)
@@ -161,8 +156,11 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
     app.command("/kb")(on_kb)
 
 
-async def _consider(bot: ListenerHost, message: IncomingMessage, bot_user_id: str) -> None:
-    """Decide what a person's message is (question, thread command, nothing) and act on it once."""
+async def _consider(
+    bot: ListenerHost, message: IncomingMessage, bot_user_id: str, event_id: str | None = None
+) -> None:
+    """Decide what a person's message is (question, thread command, nothing) and act on it once, across
+    every instance: repeats are recognised in the shared store before any Slack call."""
     config = bot.channel_config(message.channel_id)
     engaged = (
         message.mentions_bot
@@ -171,8 +169,10 @@ async def _consider(bot: ListenerHost, message: IncomingMessage, bot_user_id: st
     )
     if not should_answer(message, thread_engaged=engaged, mention_only=config.mention_only):
         return
-    if not bot.messages_seen.claim(message.event_key):
-        return  # the app_mention and message deliveries of one message: answer once
+    seen, record = await seen_before(bot.pipeline.store, message, event_id)
+    if seen:
+        await bot.answerer.on_duplicate(record)  # a Slack retry, the app_mention + message pair, ...
+        return
     lang = detect_language(to_plain_text(message.raw_text, bot_user_id=bot_user_id))
     command = (
         thread_command(message.raw_text, bot_user_id=bot_user_id)
@@ -180,9 +180,14 @@ async def _consider(bot: ListenerHost, message: IncomingMessage, bot_user_id: st
         else None
     )
     if command is not None:
-        await _thread_command(bot, message.key, command, user=message.user_id, lang=lang, trigger_id=None)
+        if await claim_message(bot.pipeline.store, message, event_id):
+            await _thread_command(bot, message.key, command, user=message.user_id, lang=lang, trigger_id=None)
         return
-    await bot.answerer.answer(message, lang=lang, config=config, bot_user_id=bot_user_id)
+    if not await bot.answerer.scope(config):
+        if await claim_message(bot.pipeline.store, message, event_id):
+            await bot.answerer.notify(message.channel_id, message.thread_ts, t("no_kb", lang), lang)
+        return
+    await bot.answerer.answer(message, lang=lang, config=config, bot_user_id=bot_user_id, event_id=event_id)
 
 
 async def _shortcut(bot: ListenerHost, shortcut: dict[str, Any], command: str) -> None:

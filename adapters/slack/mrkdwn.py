@@ -1,8 +1,15 @@
-"""Markdown (as models write it) to Slack mrkdwn: bold, italics, links, lists, headings, code (pure)."""
+"""Markdown (as models write it) to Slack mrkdwn: bold, italics, links, lists, headings, code (pure).
+
+Links from a model's text never hide where they go: a labelled link becomes "label (<url>)", the URL shown
+as itself; only the answer's own source URLs (trusted_urls) may keep a label. Slack's control characters
+are escaped everywhere else, so no text becomes a ping (<!channel>, <!here>, <@U…>, <!subteam^…>) or a
+disguised link.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
@@ -36,7 +43,19 @@ def link(url: str, label: str = "") -> str:
     return f"<{escape(target)}|{label}>" if label and label != url else f"<{escape(target)}>"
 
 
-def _inline(text: str) -> str:
+def shown_link(url: str, label: str, trusted_urls: Collection[str]) -> str:
+    """A link whose destination is visible; label is mrkdwn already. Only a trusted URL keeps its label as
+    the link text; any other labelled link becomes "label (<url>)"."""
+    label = label.strip()
+    if not label or label == escape(url):
+        return link(url)
+    if url in trusted_urls:
+        target = url.replace("|", "%7C").replace(" ", "%20")
+        return f"<{escape(target)}|{label.replace('|', '¦')}>"
+    return f"{label} ({link(url)})"
+
+
+def _inline(text: str, trusted_urls: Collection[str] = ()) -> str:
     """Convert one line of inline Markdown. Code spans and links are protected before emphasis."""
     protected: list[str] = []
 
@@ -44,8 +63,11 @@ def _inline(text: str) -> str:
         protected.append(value)
         return TOKEN.format(len(protected) - 1)
 
+    def markdown_link(match: re.Match[str]) -> str:
+        return keep(shown_link(match.group(2), _inline(match.group(1), trusted_urls), trusted_urls))
+
     text = _CODE_SPAN.sub(lambda m: keep(f"`{escape(m.group(2))}`"), text)
-    text = _IMAGE_OR_LINK.sub(lambda m: keep(link(m.group(2), _inline(m.group(1)) or m.group(2))), text)
+    text = _IMAGE_OR_LINK.sub(markdown_link, text)
     text = _AUTOLINK.sub(lambda m: keep(link(m.group(1))), text)
     text = escape(text)
     text = _BOLD.sub(lambda m: f"{BOLD_MARK}{m.group(2)}{BOLD_MARK}", text)
@@ -57,30 +79,31 @@ def _inline(text: str) -> str:
     return text
 
 
-def _bold_line(text: str) -> str:
-    inner = _inline(text).strip()
+def _bold_line(text: str, trusted_urls: Collection[str]) -> str:
+    inner = _inline(text, trusted_urls).strip()
     inner = inner.replace("*", "")  # nested bold inside a heading would close it early
     return f"*{inner}*" if inner else ""
 
 
-def _line(line: str) -> str:
+def _line(line: str, trusted_urls: Collection[str]) -> str:
     if _RULE.match(line):
         return "───"
     heading = _HEADING.match(line)
     if heading:
-        return _bold_line(heading.group(1))
+        return _bold_line(heading.group(1), trusted_urls)
     bullet = _BULLET.match(line)
     if bullet:
         indent = " " * (len(bullet.group(1).expandtabs(4)) // 2 * 4)
-        return f"{indent}• {_inline(bullet.group(2))}"
+        return f"{indent}• {_inline(bullet.group(2), trusted_urls)}"
     quote = _QUOTE.match(line)
     if quote:
-        return f"> {_inline(quote.group(1))}"
-    return _inline(line)
+        return f"> {_inline(quote.group(1), trusted_urls)}"
+    return _inline(line, trusted_urls)
 
 
-def to_mrkdwn(markdown: str) -> str:
-    """Slack mrkdwn for a Markdown text. Fenced code keeps its content (escaped), tables become code."""
+def to_mrkdwn(markdown: str, *, trusted_urls: Collection[str] = ()) -> str:
+    """Slack mrkdwn for a Markdown text. Fenced code keeps its content (escaped), tables become code;
+    links show their URL unless the URL is one of trusted_urls (the answer's own sources)."""
     out: list[str] = []
     lines = (markdown or "").replace("\r\n", "\n").split("\n")
     index = 0
@@ -104,6 +127,6 @@ def to_mrkdwn(markdown: str) -> str:
                 index += 1
             out.append("```\n" + "\n".join(rows) + "\n```")
             continue
-        out.append(_line(line))
+        out.append(_line(line, trusted_urls))
         index += 1
     return "\n".join(out).strip("\n")

@@ -7,7 +7,7 @@ from typing import Protocol
 
 from core.events import Progress
 from core.models import CompactionReport, Question, Record
-from core.ports import ConversationStore
+from core.ports import ConversationLock, ConversationStore
 
 
 class AnswerPipeline(Protocol):
@@ -16,9 +16,15 @@ class AnswerPipeline(Protocol):
     @property
     def store(self) -> ConversationStore: ...
 
+    @property
+    def lock(self) -> ConversationLock:
+        """The per-conversation lock answers hold (the orphan sweep probes it)."""
+        ...
+
     def ask(self, question: Question) -> AsyncIterator[Progress]:
         """Queued?, ContextLoading, Compacting?, Retrieving/Assessed*, Generating, AnswerDelta*, Notice?,
-        then exactly one Done or Failed (code "duplicate" for an event_key already used)."""
+        then exactly one Done or Failed (code "duplicate" for an event_key already used, or for a
+        question.record_id that is no longer pending)."""
         ...
 
     async def compact(self, conversation_id: str) -> CompactionReport: ...

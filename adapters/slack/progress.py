@@ -56,7 +56,8 @@ class ProgressView:
             if partial.count("```") % 2:
                 partial += "\n```"
             blocks.append(section(partial))
-        return SlackMessage(text=clip(self.status or t("received", self.lang), STATUS_MAX), blocks=blocks)
+        text = escape(clip(self.status or t("received", self.lang), STATUS_MAX))
+        return SlackMessage(text=text, blocks=blocks)
 
 
 def placeholder_message(lang: str, *, queued_behind: int = 0) -> SlackMessage:

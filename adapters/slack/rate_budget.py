@@ -5,7 +5,8 @@ It is a token bucket whose tokens come back one window after they were spent (a 
 when one is free beyond a small reserve and no final edit is waiting; final edits wait for a token and
 go first, so under pressure intermediate phases are dropped, never the final content. Every message being
 edited holds back one token for its own final edit, so a burst of answers cannot spend the budget on
-phases and then wait for it to finish.
+phases and then wait for it to finish. When Slack answers 429 anyway (another app, another instance),
+pause(Retry-After) stops every edit until then.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class UpdateBudget:
         self._clock = clock
         self._spent: deque[float] = deque()
         self._finals_waiting = 0
+        self._paused_until = 0.0
         self.open_messages = 0  # messages being edited that will still need their final edit
         self._lock = asyncio.Lock()
         self.granted_intermediate = 0
@@ -52,9 +54,19 @@ class UpdateBudget:
 
     @property
     def available(self) -> int:
-        """Tokens free right now."""
+        """Tokens free right now (none while paused by a Retry-After)."""
         self._expire()
+        if self._clock() < self._paused_until:
+            return 0
         return self.limit - len(self._spent)
+
+    def pause(self, seconds: float) -> None:
+        """Slack said Retry-After: no edit until then."""
+        self._paused_until = max(self._paused_until, self._clock() + seconds)
+
+    def paused_for(self) -> float:
+        """Seconds until a Retry-After pause ends (0 when not paused)."""
+        return max(0.0, self._paused_until - self._clock())
 
     def opened(self) -> None:
         """A message started being edited: keep a token free for its final edit."""
@@ -63,6 +75,12 @@ class UpdateBudget:
     def closed(self) -> None:
         """A message got its final edit (or was abandoned)."""
         self.open_messages = max(0, self.open_messages - 1)
+
+    def spend(self) -> None:
+        """Count a call made outside the budget (a retried final edit), so later grants stay honest."""
+        self._expire()
+        self._spent.append(self._clock())
+        self.granted_final += 1
 
     def try_acquire(self) -> bool:
         """Take a token for an intermediate edit, if one is free beyond the reserve and the finals still due."""
@@ -79,8 +97,9 @@ class UpdateBudget:
         try:
             async with self._lock:
                 # Tokens come back with time, not with an event: sleep until the oldest one expires.
-                while self.available <= 0:  # noqa: ASYNC110
-                    await asyncio.sleep(max(0.01, self._spent[0] + self.window - self._clock()))
+                while self.available <= 0:
+                    wait = self.paused_for() or self._spent[0] + self.window - self._clock()
+                    await asyncio.sleep(max(0.01, wait))
                 self._spent.append(self._clock())
                 self.granted_final += 1
         finally:

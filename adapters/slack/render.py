@@ -18,15 +18,16 @@ from adapters.slack.blocks import (
     split_text,
 )
 from adapters.slack.mrkdwn import escape, link, to_mrkdwn
-from adapters.slack.texts import t
+from adapters.slack.texts import failure_text, t
 from core.answering.trace_summary import trace_summary
-from core.models import Location, Record
+from core.models import Location, Record, RecordStatus
 from core.text import detect_language
 
 SHOW_TRACE = "kb_show_trace"
 _MARKS = re.compile(r"[*_`#>~]+")
 FEEDBACK_UP = "kb_feedback_up"
 FEEDBACK_DOWN = "kb_feedback_down"
+_WEB = ("http://", "https://")
 
 
 def record_lang(record: Record | None, fallback_text: str = "") -> str:
@@ -60,7 +61,7 @@ def source_lines(citations: list[Mapping[str, Any]]) -> list[str]:
         seen.add(number)
         document = str(citation.get("document") or "?")
         source = str(citation.get("source") or "")
-        name = link(source, document) if source.startswith(("http://", "https://")) else escape(document)
+        name = link(source, document) if source.startswith(_WEB) else escape(document)
         label = Location.from_dict(citation).label()
         where = f" {escape(label)}" if label else ""
         heading = str(citation.get("heading") or "")
@@ -84,9 +85,11 @@ def answer_messages(record: Record) -> list[SlackMessage]:
     details = record.details
     lang = record_lang(record)
     answer, notice = split_notice(record.answer or "", details.get("notice"))
-    body = [section(piece) for piece in split_text(to_mrkdwn(answer))] or [section("…")]
+    citations = list(details.get("citations") or [])
+    trusted = {str(c.get("source")) for c in citations if str(c.get("source") or "").startswith(_WEB)}
+    body = [section(piece) for piece in split_text(to_mrkdwn(answer, trusted_urls=trusted))] or [section("…")]
     footer: list[Block] = [section(piece) for piece in split_text("⚠️ " + to_mrkdwn(notice))] if notice else []
-    sources = source_lines(list(details.get("citations") or []))
+    sources = source_lines(citations)
     if sources:
         footer.extend(
             section(piece) for piece in split_text(f"*{t('sources', lang)}*\n" + "\n".join(sources))
@@ -95,9 +98,43 @@ def answer_messages(record: Record) -> list[SlackMessage]:
     if summary:
         footer.append(context(escape(summary)))
     footer.append(answer_actions(record.id, lang))
-    return pack_messages(body, footer, fallback=_MARKS.sub("", answer or notice))
+    return pack_messages(body, footer, fallback=fallback_text(answer or notice))
+
+
+def fallback_text(text: str) -> str:
+    """A message's notification text: Markdown marks dropped, Slack's control characters escaped (it is
+    mrkdwn too, so unescaped it could ping a channel or hide a link)."""
+    return escape(_MARKS.sub("", text))
 
 
 def notice_message(text: str) -> SlackMessage:
     """A plain one-section message (failures, interruptions, "no knowledge base here")."""
-    return SlackMessage(text=clip(text, 300), blocks=[section(escape(text))])
+    return SlackMessage(text=clip(escape(text), 300), blocks=[section(escape(text))])
+
+
+def pointer_message(lang: str) -> SlackMessage:
+    """What a placeholder becomes when the answer had to be posted as a new message below it."""
+    return notice_message(t("answer_below", lang))
+
+
+def failure_message(record: Record, lang: str) -> SlackMessage:
+    """The failure notice of a failed record: the text the user was shown, else one rebuilt from its code."""
+    shown = record.details.get("user_message")
+    if isinstance(shown, str) and shown:
+        return notice_message(t("failed", lang, message=shown))
+    code, _, message = str(record.details.get("failure") or "internal_error").partition(": ")
+    if code in ("internal", "internal_error"):
+        return notice_message(t("internal_error", lang))
+    return notice_message(t("failed", lang, message=failure_text(code, message, {}, lang)))
+
+
+def final_messages(record: Record) -> list[SlackMessage]:
+    """The messages a finished record must end up showing in its thread (the first replaces the placeholder)."""
+    lang = record_lang(record)
+    if record.status == RecordStatus.ANSWERED:
+        return answer_messages(record)
+    if record.status == RecordStatus.INTERRUPTED:
+        return [notice_message(t("interrupted", lang))]
+    if record.status == RecordStatus.FAILED:
+        return [failure_message(record, lang)]
+    raise ValueError(f"record {record.id} is still pending: it has no final message yet")

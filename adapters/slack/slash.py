@@ -54,7 +54,10 @@ class SlashRequest:
 
 def settings_text(channel_id: str, config: ChannelConfig, lang: str) -> str:
     """This channel's scope, as configured."""
-    datasets = ", ".join(config.datasets) or ("(无)" if lang == "zh" else "(none)")
+    if config.datasets is None:
+        datasets = "(全部知识库)" if lang == "zh" else "(every dataset)"
+    else:
+        datasets = ", ".join(config.datasets) or ("(无)" if lang == "zh" else "(none)")
     if lang == "zh":
         return (
             f"*<#{channel_id}> 的配置*\n知识库:{datasets}\n检索模式:{config.retrieval_mode or '默认'}"

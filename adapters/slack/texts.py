@@ -31,6 +31,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "这里没有配置知识库,无法回答。请管理员在配置中为本频道关联知识库。",
         "No knowledge base is configured here, so I can't answer. Ask an admin to link datasets to this channel.",
     ),
+    "answer_below": ("⬇️ 答案见下方", "⬇️ Answer below"),
     "internal_error": (
         "⚠️ 处理问题时出错,请稍后再试。",
         "⚠️ Something went wrong while answering; please try again later.",

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 
 from core.models import ConversationKey, Record, RecordStatus
 from core.ports import ConversationStore
 
-NEGATIVE_TTL = 300.0
 MAX_CACHED = 10000
 
 
@@ -32,31 +30,30 @@ async def latest_answer(store: ConversationStore, key: ConversationKey) -> Recor
 
 
 class EngagedThreads:
-    """Threads the bot answered in: remembered when it answers, looked up in the store otherwise."""
+    """Threads the bot answers in, read from the shared store; only positives are cached.
+
+    Another instance may start answering in a thread at any moment, so "not engaged" is never
+    remembered: every miss asks the store again (one indexed lookup). "Engaged" never stops being true,
+    so it is safe to cache.
+    """
 
     def __init__(self, store: ConversationStore) -> None:
         self.store = store
-        self._known: OrderedDict[str, bool] = OrderedDict()
-        self._checked_at: dict[str, float] = {}
+        self._known: OrderedDict[str, None] = OrderedDict()
 
     def remember(self, key: ConversationKey) -> None:
         """The bot is answering in this thread."""
-        self._set(key.as_id(), True)
-
-    def _set(self, key_id: str, value: bool) -> None:
-        self._known[key_id] = value
+        key_id = key.as_id()
+        self._known[key_id] = None
         self._known.move_to_end(key_id)
-        self._checked_at[key_id] = time.monotonic()
         while len(self._known) > MAX_CACHED:
-            old, _ = self._known.popitem(last=False)
-            self._checked_at.pop(old, None)
+            self._known.popitem(last=False)
 
     async def is_engaged(self, key: ConversationKey) -> bool:
-        """True when the thread has a record of this bot (cached; misses are re-checked after a while)."""
-        key_id = key.as_id()
-        known = self._known.get(key_id)
-        if known or (known is False and time.monotonic() - self._checked_at[key_id] < NEGATIVE_TTL):
-            return bool(known)
-        engaged = bool(await thread_records(self.store, key))
-        self._set(key_id, engaged)
-        return engaged
+        """True when the thread has a record of this bot (in this instance's cache, else in the store)."""
+        if key.as_id() in self._known:
+            return True
+        if not await thread_records(self.store, key):
+            return False
+        self.remember(key)
+        return True

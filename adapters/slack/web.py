@@ -24,7 +24,7 @@ def build_web_app(bot: SlackBot) -> web.Application:
     async def health(_: web.Request) -> web.Response:
         status = 503 if bot.closing or bot.identity is None else 200
         return web.json_response(
-            {"ok": status == 200, "closing": bot.closing, "in_flight": len(bot.answerer.placeholders)},
+            {"ok": status == 200, "closing": bot.closing, "in_flight": len(bot.answerer.in_flight)},
             status=status,
         )
 

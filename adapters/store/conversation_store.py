@@ -32,6 +32,8 @@ from core.models import (
     ContextSnapshot,
     ConversationKey,
     ConversationScope,
+    Delivery,
+    EventClaim,
     Record,
     RecordStatus,
     Turn,
@@ -48,6 +50,9 @@ _CONTEXT_VALUES = (
     " VALUES (?, ?, ?, ?, ?, ?)"
 )
 _FINISHED = (RecordStatus.FAILED, RecordStatus.INTERRUPTED)
+_UNDELIVERED_DUE = (
+    "delivery IN ('pending', 'placeholder') AND status <> 'pending' AND delivery_due <= ? AND updated_at <= ?"
+)
 
 
 class SqlConversationStore:
@@ -119,6 +124,7 @@ class SqlConversationStore:
         *,
         event_key: str | None = None,
         reply_ref: str | None = None,
+        delivery: Delivery | None = None,
     ) -> tuple[Record, bool]:
         """A new pending record, or (the record already stored under event_key, False).
 
@@ -127,8 +133,9 @@ class SqlConversationStore:
         now = time.time()
         row = await self._db.fetchrow(
             "INSERT INTO records"
-            " (conversation_id, question, status, event_key, reply_ref, created_at, updated_at)"
-            " VALUES (?, ?, 'pending', ?, ?, ?, ?)"
+            " (conversation_id, question, status, event_key, reply_ref, created_at, updated_at,"
+            " delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts)"
+            " VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             f" ON CONFLICT (event_key) DO NOTHING RETURNING {RECORD_COLUMNS}",
             (
                 conversation_id,
@@ -137,6 +144,7 @@ class SqlConversationStore:
                 _checked_optional(reply_ref),
                 now,
                 now,
+                *_delivery_values(delivery),
             ),
         )
         if row is not None:
@@ -151,6 +159,69 @@ class SqlConversationStore:
     async def get_record(self, record_id: int) -> Record | None:
         row = await self._db.fetchrow(_SELECT_RECORD, (record_id,))
         return record_from_row(row) if row else None
+
+    async def find_record(self, event_key: str) -> Record | None:
+        row = await self._db.fetchrow(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE event_key = ?", (event_key,)
+        )
+        return record_from_row(row) if row else None
+
+    async def save_delivery(
+        self, record_id: int, delivery: Delivery, *, reply_ref: str | None = None
+    ) -> Record:
+        """The delivery columns (and reply_ref unless None; "" clears it) in one statement."""
+        ref_sql, ref_params = ("", []) if reply_ref is None else (", reply_ref = ?", [reply_ref or None])
+        row = await self._db.fetchrow(
+            "UPDATE records SET delivery = ?, delivery_attempts = ?, delivery_error = ?, delivery_due = ?,"
+            f" delivery_parts = ?{ref_sql} WHERE id = ? RETURNING {RECORD_COLUMNS}",
+            (*_delivery_values(delivery), *ref_params, record_id),
+        )
+        if row is None:
+            raise record_not_found(record_id)
+        return record_from_row(row)
+
+    async def take_due_deliveries(
+        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
+    ) -> list[Record]:
+        """Due, finished, undelivered records, leased to the caller by moving their due time (one statement;
+        concurrent takers skip rows another one is leasing, and the outer condition is re-checked)."""
+        if limit <= 0:
+            return []
+        where = _UNDELIVERED_DUE if record_id is None else f"{_UNDELIVERED_DUE} AND id = ?"
+        condition = (now, now - settle) if record_id is None else (now, now - settle, record_id)
+        rows = await self._db.fetch(
+            "UPDATE records SET delivery_due = ? WHERE id IN"
+            f" (SELECT id FROM records WHERE {where} ORDER BY delivery_due, id LIMIT ?"
+            f"{self._db.dialect.skip_locked})"
+            f" AND {where} RETURNING {RECORD_COLUMNS}",
+            (now + lease, *condition, limit, *condition),
+        )
+        return sorted((record_from_row(row) for row in rows), key=lambda record: record.id)
+
+    async def claim_event(self, key: str, *, record_id: int | None = None) -> bool:
+        row = await self._db.fetchrow(
+            "INSERT INTO event_claims (key, record_id, created_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (key) DO NOTHING RETURNING key",
+            (checked_text(key), record_id, time.time()),
+        )
+        return row is not None
+
+    async def find_event(self, key: str) -> EventClaim | None:
+        row = await self._db.fetchrow(
+            "SELECT key, record_id, created_at FROM event_claims WHERE key = ?", (key,)
+        )
+        if row is None:
+            return None
+        record_id = row["record_id"]
+        return EventClaim(
+            key=row["key"],
+            record_id=None if record_id is None else int(record_id),
+            created_at=float(row["created_at"]),
+        )
+
+    async def prune_events(self, before: float) -> int:
+        rows = await self._db.fetch("DELETE FROM event_claims WHERE created_at < ? RETURNING key", (before,))
+        return len(rows)
 
     async def recent_turns(
         self, conversation_id: str, *, before_id: int, after_id: int, limit: int
@@ -316,6 +387,18 @@ def _scope(value: Any) -> ConversationScope | None:
 
 def _turn(row: Mapping[str, Any]) -> Turn:
     return Turn(record_id=int(row["id"]), question=row["question"], answer=row["answer"])
+
+
+def _delivery_values(delivery: Delivery | None) -> tuple[Any, ...]:
+    if delivery is None:
+        return (None, 0, "", 0.0, 0)
+    return (
+        delivery.state.value,
+        delivery.attempts,
+        storable_text(delivery.error),
+        delivery.due,
+        delivery.parts,
+    )
 
 
 def _checked_optional(value: str | None) -> str | None:

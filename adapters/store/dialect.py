@@ -23,6 +23,7 @@ class Dialect:
     types: ClassVar[Mapping[str, str]]
     json_param: ClassVar[str]  # how a JSON-text parameter is written in a statement
     migration_lock: ClassVar[str | None]  # serialises concurrent migrations where BEGIN does not
+    skip_locked: ClassVar[str]  # appended to a SELECT that claims rows: concurrent claimers skip each other's
 
     def sql(self, text: str) -> str:
         """The statement in this dialect's placeholder style."""
@@ -51,6 +52,7 @@ class SqliteDialect(Dialect):
     }
     json_param = "?"
     migration_lock = None  # BEGIN IMMEDIATE already takes the database's write lock
+    skip_locked = ""  # writes are serialised: a claiming UPDATE never overlaps another
 
     def merge_json(self, column: str, patch: Mapping[str, str]) -> tuple[str, list[Any]]:
         if not patch:
@@ -79,6 +81,7 @@ class PostgresDialect(Dialect):
     }
     json_param = "?::jsonb"
     migration_lock = "SELECT pg_advisory_xact_lock(7326351208437520001)"
+    skip_locked = " FOR UPDATE SKIP LOCKED"
 
     def sql(self, text: str) -> str:
         return _numbered(text)

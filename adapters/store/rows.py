@@ -10,11 +10,11 @@ from typing import Any
 
 from adapters.store.errors import unstorable_text
 from core.errors import InvalidInput
-from core.models import ContextSnapshot, Record, RecordStatus
+from core.models import ContextSnapshot, Delivery, DeliveryState, Record, RecordStatus
 
 RECORD_COLUMNS = (
     "id, conversation_id, question, rewritten, answer, status, details, event_key, reply_ref, "
-    "created_at, updated_at"
+    "created_at, updated_at, delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts"
 )
 CONTEXT_COLUMNS = "summary, through_record_id, compacted_rounds, revision, updated_at"
 
@@ -82,6 +82,19 @@ def record_from_row(row: Mapping[str, Any]) -> Record:
         reply_ref=row["reply_ref"],
         created_at=float(row["created_at"]),
         updated_at=float(row["updated_at"]),
+        delivery=delivery_from_row(row),
+    )
+
+
+def delivery_from_row(row: Mapping[str, Any]) -> Delivery | None:
+    if row.get("delivery") is None:
+        return None
+    return Delivery(
+        state=DeliveryState(row["delivery"]),
+        attempts=int(row["delivery_attempts"]),
+        error=str(row["delivery_error"] or ""),
+        due=float(row["delivery_due"]),
+        parts=int(row["delivery_parts"]),
     )
 
 

@@ -64,6 +64,26 @@ CREATE TABLE conversation_context (
     updated_at $REAL NOT NULL
 )"""
 
+# A record's delivery to the chat it came from (NULL: not delivered to a chat, e.g. the CLI). delivery_due is
+# when a re-deliverer may next take it: a lease while an instance is delivering, a backoff after a failure.
+_DELIVERY_COLUMNS = (
+    "ALTER TABLE records ADD COLUMN delivery TEXT"
+    " CHECK (delivery IN ('pending', 'placeholder', 'delivered', 'failed'))",
+    "ALTER TABLE records ADD COLUMN delivery_attempts INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE records ADD COLUMN delivery_error TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE records ADD COLUMN delivery_due $REAL NOT NULL DEFAULT 0",
+    "ALTER TABLE records ADD COLUMN delivery_parts INTEGER NOT NULL DEFAULT 0",
+)
+
+# Event ids and message keys already taken by some instance (duplicate deliveries are dropped before any
+# chat call); record_id is the record the event became, if it became one.
+_EVENT_CLAIMS = """
+CREATE TABLE event_claims (
+    key TEXT PRIMARY KEY,
+    record_id $BIGINT REFERENCES records (id) ON DELETE CASCADE,
+    created_at $REAL NOT NULL
+)"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -85,6 +105,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         "conversation scope: datasets and modes fixed at the first question",
         # NULL until the first question stores it (ConversationStore.save_scope: the first write wins).
         ("ALTER TABLE conversations ADD COLUMN scope $JSON",),
+    ),
+    Migration(
+        3,
+        "record delivery state, event claims",
+        (
+            *_DELIVERY_COLUMNS,
+            # The re-deliverer's scan: undelivered records by due time.
+            "CREATE INDEX idx_records_delivery_due ON records (delivery_due)"
+            " WHERE delivery IN ('pending', 'placeholder')",
+            _EVENT_CLAIMS,
+            "CREATE INDEX idx_event_claims_created ON event_claims (created_at)",
+        ),
     ),
 )
 

@@ -16,7 +16,7 @@ from bot.cli.conversation import (
     question_scope,
 )
 from bot.cli.outcome import current_state
-from bot.cli.render import ProgressPrinter, format_answer, format_trace, record_json
+from bot.cli.render import ProgressPrinter, delivery_text, format_answer, format_trace, record_json
 from bot.compose import Services, build_services, engine_notice
 from bot.settings import Settings
 from core.errors import InvalidInput, KbError, NotFound
@@ -225,6 +225,9 @@ async def run_history(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"    rewritten: {record.rewritten}")
             if record.answer:
                 print(f"    A: {record.answer}")
+            delivered = delivery_text(record)
+            if delivered:
+                print(f"    delivery: {delivered}")
         return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -12,7 +13,7 @@ from core.answering.progress_text import progress_text
 from core.answering.trace_summary import trace_summary
 from core.answering.trace_view import render_trace_text
 from core.events import AnswerDelta, Done, Failed, Notice, Progress
-from core.models import Record
+from core.models import DeliveryState, Record
 
 
 def record_lang(record: Record) -> str:
@@ -41,6 +42,7 @@ def record_json(record: Record) -> str:
         "answer": record.answer,
         "status": str(record.status),
         "details": record.details,
+        "delivery": None if record.delivery is None else record.delivery.to_dict(),
         "created_at": record.created_at,
         "updated_at": record.updated_at,
     }
@@ -82,6 +84,22 @@ def context_text(context: Mapping[str, Any], lang: str) -> str:
     return "context: " + " · ".join(parts)
 
 
+def delivery_text(record: Record) -> str | None:
+    """Where a chat record's reply stands: "delivered (3 attempts)", "failed after 30 attempts: not_in_channel"."""
+    delivery = record.delivery
+    if delivery is None:
+        return None
+    attempts = f"{delivery.attempts} attempt{'s' if delivery.attempts != 1 else ''}"
+    if delivery.state == DeliveryState.FAILED:
+        return f"failed after {attempts}: {delivery.error or 'unknown error'}"
+    text = f"{delivery.state.value} ({attempts}"
+    if delivery.error:
+        text += f", last error {delivery.error}"
+    if delivery.state != DeliveryState.DELIVERED and delivery.due:
+        text += f", next try {time.strftime('%H:%M:%S', time.localtime(delivery.due))}"
+    return text + ")"
+
+
 def format_trace(record: Record) -> str:
     """Everything `kb trace` and chat's /trace show for a record, readable (--json has the raw trace)."""
     lang = record_lang(record)
@@ -100,6 +118,9 @@ def format_trace(record: Record) -> str:
         lines.append(f"[{item['n']}] {item['document']}{heading} ({item.get('paragraph_id', '')})")
     if record.details.get("failure"):
         lines.append(f"failure: {record.details['failure']}")
+    delivered = delivery_text(record)
+    if delivered:
+        lines.append(f"delivery: {delivered}")
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ import contextlib
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import aiohttp
@@ -65,11 +66,49 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
     async with build_services(settings) as services:
         warming = asyncio.create_task(warm_up_knowledge(services.kb))
         try:
-            return await run_server(services.settings, services.pipeline, port=args.port, host=args.host)
+            await announce_scopes(services.settings, services.kb)
+            return await run_server(
+                services.settings,
+                services.pipeline,
+                port=args.port,
+                host=args.host,
+                options=slack_options(services.settings),
+                all_datasets=services.kb.list_datasets,
+            )
         finally:
             warming.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await warming
+
+
+def slack_options(settings: Settings) -> SlackOptions:
+    """The Slack bot's knobs that come from settings."""
+    return SlackOptions(
+        resume_interrupted=settings.kb_resume_interrupted, pending_grace=settings.kb_pending_grace
+    )
+
+
+async def announce_scopes(settings: Settings, kb: Any) -> None:
+    """Say at start when channels without a scope of their own search every dataset."""
+    if not settings.unlisted_channels_search_everything:
+        return
+    try:
+        count = len(await kb.list_datasets())
+    except KbError:
+        return
+    every = f"all {count} datasets" if count != 1 else "the 1 dataset"
+    if settings.channels:
+        print(
+            f"kb serve: channels without an entry in KB_CONFIG search {every} — add [channels.default] "
+            "to restrict them",
+            flush=True,
+        )
+    else:
+        print(
+            f"kb serve: no channel scopes configured: every channel searches {every} — restrict them in "
+            "KB_CONFIG",
+            flush=True,
+        )
 
 
 async def warm_up_knowledge(kb: Any) -> None:
@@ -111,6 +150,7 @@ async def run_server(
     host: str = "0.0.0.0",
     options: SlackOptions | None = None,
     stop: asyncio.Event | None = None,
+    all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
 ) -> int:
     """Serve Slack until `stop` is set (or a signal arrives); in-flight answers are finished or interrupted."""
     stop = stop or asyncio.Event()
@@ -125,6 +165,7 @@ async def run_server(
             signing_secret=settings.slack_signing_secret,
             socket_mode=socket_mode,
             options=options,
+            all_datasets=all_datasets,
         )
         try:
             identity = await bot.start()

@@ -1,4 +1,8 @@
-"""The grounded answer: prompt messages with a delimited evidence block, citations, sources and notices."""
+"""The grounded answer: prompt messages with a delimited evidence block, citations, sources and notices.
+
+Evidence, document names, headings, the question and the gaps are escaped into their elements
+(core.answering.prompt_markup), so no document can close the evidence block or forge a question.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, UNCERTAINTY_NOTICE
 from core.budget import clip
 from core.models import AnswerRequest, Hit, Location, Message
+from core.prompt_markup import element, escape_attribute, escape_text
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
@@ -16,13 +21,15 @@ _CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
 def evidence_block(evidence: Sequence[Hit]) -> str:
-    """Evidence as numbered, delimited paragraphs: the only source of facts for the answer."""
+    """Evidence as numbered, delimited paragraphs (the only source of facts for the answer); names,
+    headings and contents escaped so that they cannot end a paragraph or the block."""
     parts = ["<evidence>"]
     for index, hit in enumerate(evidence, start=1):
         where = f" {hit.location.label()}" if hit.location else ""
         heading = f" | {hit.heading}" if hit.heading else ""
+        document = escape_attribute(f"{hit.document_name}{where}{heading}")
         parts.append(
-            f'<paragraph n="{index}" document="{hit.document_name}{where}{heading}">\n{hit.content}\n</paragraph>'
+            f'<paragraph n="{index}" document="{document}">\n{escape_text(hit.content)}\n</paragraph>'
         )
     parts.append("</evidence>")
     return "\n".join(parts)
@@ -32,16 +39,17 @@ def answer_messages(request: AnswerRequest, *, stop_label: str) -> list[Message]
     """System rules (evidence boundaries), history for understanding, then evidence and the question."""
     template = ANSWER_SYSTEM_ZH if request.lang == "zh" else ANSWER_SYSTEM_EN
     system = template.format(sufficient=str(request.sufficient).lower(), stop_label=stop_label)
+    question, gaps = element("question", request.question), element("gaps", request.missing)
     if request.lang == "zh":
-        user = f"{evidence_block(request.evidence)}\n\n用户问题:{request.question}"
+        user = f"{evidence_block(request.evidence)}\n\n用户问题:{question}"
         if request.missing:
-            user += f"\n证据核验指出的资料缺口(仅供参考):{request.missing}"
+            user += f"\n证据核验指出的资料缺口(仅供参考):{gaps}"
         if not request.evidence:
             user += "\n(本次没有检索到任何资料。)"
     else:
-        user = f"{evidence_block(request.evidence)}\n\nQuestion: {request.question}"
+        user = f"{evidence_block(request.evidence)}\n\nQuestion: {question}"
         if request.missing:
-            user += f"\nGaps reported by the evidence check (for reference): {request.missing}"
+            user += f"\nGaps reported by the evidence check (for reference): {gaps}"
         if not request.evidence:
             user += "\n(No sources were retrieved this time.)"
     return [

@@ -29,6 +29,7 @@ from core.models import (
     stop_reason_label,
 )
 from core.ports import ChatModel
+from core.prompt_markup import element, json_data
 from core.text import detect_language
 
 REWRITE_MAX_TOKENS = 512
@@ -38,15 +39,17 @@ HISTORY_ANSWER_CHARS = 200
 
 
 def format_history(history: Sequence[Turn]) -> str:
-    """History as "用户:/助手:" lines; answers cut to 200 characters (seed 004) to keep the call light."""
-    lines = []
+    """History as <turn><user>…</user><assistant>…</assistant></turn> elements, escaped so that no turn can
+    end the history or forge another turn; answers cut to 200 characters (seed 004) to keep the call light."""
+    lines = ["<history>"]
     for turn in history:
         answer = (
             turn.answer
             if len(turn.answer) <= HISTORY_ANSWER_CHARS
             else turn.answer[:HISTORY_ANSWER_CHARS] + "…"
         )
-        lines.append(f"用户: {turn.question}\n助手: {answer}")
+        lines.append(f"<turn>{element('user', turn.question)}{element('assistant', answer)}</turn>")
+    lines.append("</history>")
     return "\n".join(lines)
 
 
@@ -101,7 +104,10 @@ class LlmEngine:
         return f"model:{self._chat.name}"
 
     async def rewrite(self, history: Sequence[Turn], question: str) -> tuple[str, Usage]:
-        prompt = f"历史 / history:\n{format_history(history)}\n\n最后的问题 / last question: {question}"
+        prompt = (
+            f"历史 / history:\n{format_history(history)}\n\n"
+            f"最后的问题 / last question: {element('question', question)}"
+        )
         completion = await self._aux.complete(
             [Message("system", REWRITE_SYSTEM), Message("user", prompt)], max_tokens=REWRITE_MAX_TOKENS
         )
@@ -129,8 +135,9 @@ class LlmEngine:
         lang = detect_language(" ".join(t.question for t in turns))
         system = SUMMARY_SYSTEM_PROMPT_ZH if lang == "zh" else SUMMARY_SYSTEM_PROMPT_EN
         records = [{"question": t.question, "answer": t.answer} for t in turns]
-        user = f"已有摘要 / previous summary:\n{previous}\n\n待合并的问答 / turns to merge:\n" + json.dumps(
-            records, ensure_ascii=False
+        user = (
+            f"已有摘要 / previous summary:\n{element('previous_summary', previous, block=True)}\n\n"
+            f"待合并的问答 / turns to merge:\n<turns>\n{json_data(records)}\n</turns>"
         )
         completion = await self._aux.complete(
             [Message("system", system), Message("user", user)], max_tokens=max_tokens

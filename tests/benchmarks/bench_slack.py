@@ -1,25 +1,34 @@
-"""Benchmark: 20 Slack threads asking at once, through the real bot, pipeline and an OpenAI-compatible model.
+"""Benchmark: 50 questions at once in one Slack channel and in 50 channels, through the real bot, pipeline
+and an OpenAI-compatible model, against a mock Slack that enforces Slack's posting limits.
 
-Run: /tmp/venv/bin/python tests/benchmarks/bench_slack.py [--threads 20] [--waves 1] [--delay 0.3]
+Run: python tests/benchmarks/bench_slack.py [--questions 50] [--delay 0.3] [--scenario both|one|many]
+     [--storm SECONDS]
 
-Setup: the mock Slack Web API enforces a Tier-3 budget on chat.update (50 per sliding minute, 429 with
-Retry-After beyond it); the bot (SlackBot + Bolt AsyncApp served over HTTP, production throttling: one
-edit per second per message, 50 updates per minute for the workspace) answers with core's Pipeline
-(single search over an in-memory knowledge base, LlmEngine over adapters.models.openai_chat) against the test
-model server answering every call after --delay seconds (streamed). Each thread gets one signed
-app_mention at the same moment.
+Setup: the mock Slack Web API answers 429 with Retry-After beyond Slack's published limits:
+chat.postMessage about 1 per second per channel with a burst of 3, and 300 per minute for the workspace;
+chat.update 50 per sliding minute for the workspace (Tier 3). The bot (SlackBot + Bolt AsyncApp served
+over HTTP, production options: one edit per second per message, 50 updates per minute, posts paced at one
+per second per channel with a burst of 2) answers with core's Pipeline (single search over an in-memory
+knowledge base, LlmEngine over adapters.models.openai_chat, an in-memory store) against the test model
+server answering every call after --delay seconds (streamed). Every question is one signed app_mention in
+its own thread, all sent at the same moment. --storm N also answers every post and edit with 429
+(Retry-After 1) for the first N seconds, far past slack_sdk's own retries.
 
-Prints: ack latency p50/p99 (target p99 < 200 ms), time to placeholder p50/p95 (target p95 < 1 s),
-time to final answer p50/p95, chat.update calls per answer (mean/max), 429s seen by the mock (target 0).
+Prints per scenario: answered (the final answer visible in its thread), lost (nothing visible),
+stranded placeholders ("⏳" still showing), 429s the mock sent, deliveries recorded as delivered/failed,
+ack latency, time to placeholder and time to final answer (p50/p95), and next to the final-answer time
+the floor Slack's per-channel limit imposes (the last of n posts in one channel cannot leave before
+(n - burst) / rate seconds), with the ratio achieved/floor.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import contextlib
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,21 +41,29 @@ from bot.settings import Settings  # noqa: E402
 from core.answering.llm_engine import LlmEngine  # noqa: E402
 from core.conversation.history import BoundedHistoryLoader  # noqa: E402
 from core.conversation.locks import LocalConversationLock  # noqa: E402
+from core.models import DeliveryState  # noqa: E402
 from core.pipeline import Pipeline  # noqa: E402
 from core.retrieval.single_search import SingleSearchRetriever  # noqa: E402
 from tests.fakes import FakeKnowledgeBase, InMemoryConversationStore  # noqa: E402
 from tests.model_server import ModelServer  # noqa: E402
 from tests.slack.harness import SlackHarness  # noqa: E402
-from tests.slack.mock_slack_api import MockSlackApi  # noqa: E402
+from tests.slack.mock_slack_api import ApiCall, MockSlackApi  # noqa: E402
+
+CHANNEL_RATE, CHANNEL_BURST = 1.0, 3  # what the mock enforces per channel (Slack: ~1/s, short bursts)
+WORKSPACE_POSTS_PER_MINUTE = 300
+UPDATES_PER_MINUTE = 50
+FINAL_MARK = "kb_answer_"  # the block_id of the actions block that only final answers carry
 
 
 def percentile(values: list[float], share: float) -> float:
-    """The nearest-rank percentile (share in 0..1)."""
+    """The nearest-rank percentile (share in 0..1); nan for no values."""
+    if not values:
+        return float("nan")
     ordered = sorted(values)
     return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))]
 
 
-def build_pipeline(base_url: str) -> Pipeline:
+def build_pipeline(base_url: str, store: InMemoryConversationStore) -> tuple[Pipeline, OpenAIChatModel]:
     kb = FakeKnowledgeBase()
     for i in range(50):
         kb.add(
@@ -56,85 +73,182 @@ def build_pipeline(base_url: str) -> Pipeline:
             dataset="docs",
             heading="Deploy",
         )
-    model = OpenAIChatModel(base_url=base_url, api_key="test", model="test-model", timeout=30)
-    store = InMemoryConversationStore()
-    return Pipeline(
+    model = OpenAIChatModel(base_url=base_url, api_key="test", model="test-model", timeout=60)
+    pipeline = Pipeline(
         store=store,
         lock=LocalConversationLock(),
         context_loader=BoundedHistoryLoader(store, dialogue_number=5),
         retriever=SingleSearchRetriever(kb),
         engine=LlmEngine(chat=model, aux=model),
     )
+    return pipeline, model
 
 
-async def run(threads: int, waves: int, delay: float) -> None:
+@dataclass
+class Result:
+    """One scenario's figures."""
+
+    name: str
+    questions: int
+    answered: int
+    lost: int
+    stranded: int
+    rate_limited: int
+    delivered: int
+    failed_deliveries: int
+    acks: list[float]
+    placeholders: list[float]
+    finals: list[float]
+    floor: float
+    elapsed: float
+
+
+def _shows_final(call: ApiCall) -> bool:
+    return call.status == 200 and FINAL_MARK in str(call.params.get("blocks") or "")
+
+
+async def run(name: str, questions: int, channels: int, delay: float, storm: float) -> Result:
     mock = await MockSlackApi().start()
-    mock.tier_limit("chat.update", per_minute=50)
+    mock.channel_post_limit(per_second=CHANNEL_RATE, burst=CHANNEL_BURST)
+    mock.tier_limit("chat.postMessage", per_minute=WORKSPACE_POSTS_PER_MINUTE)
+    mock.tier_limit("chat.update", per_minute=UPDATES_PER_MINUTE)
+    if storm:  # Slack refusing every post and edit for a while (another app, an incident)
+        mock.throttle_for("chat.postMessage", storm, retry_after=1)
+        mock.throttle_for("chat.update", storm, retry_after=1)
     model_server = ModelServer(
         delay=delay, responder=lambda r: "Service runbooks say: make deploy, then verify [1]. " * 6
     )
     await model_server.start()
+    store = InMemoryConversationStore()
+    pipeline, model = build_pipeline(model_server.base_url, store)
     settings = Settings(channels={"default": ChannelConfig(datasets=["docs"], retrieval_mode="single")})
     harness = await SlackHarness(
-        pipeline=build_pipeline(model_server.base_url), settings=settings, options=SlackOptions(), mock=mock
+        pipeline=pipeline,
+        settings=settings,
+        options=SlackOptions(),
+        mock=mock,
     ).start()
     acks: list[float] = []
-    sent_at: dict[str, float] = {}
+    sent: dict[tuple[str, str], float] = {}
 
-    async def ask(wave: int, index: int) -> None:
-        ts = f"{3000 + wave}.{index:06d}"
+    async def ask(index: int) -> None:
+        channel, ts = f"C{index % channels:03d}", f"3000.{index:06d}"
         started = time.monotonic()
-        sent_at[ts] = started
-        status = await harness.event(harness.mention(f"How does service {index} deploy?", ts=ts))
+        sent[(channel, ts)] = started
+        status = await harness.event(
+            harness.mention(f"How does service {index} deploy?", ts=ts, channel=channel)
+        )
         acks.append(time.monotonic() - started)
-        assert status == 200
+        assert status == 200, status
 
     began = time.monotonic()
-    for wave in range(waves):
-        await asyncio.gather(*(ask(wave, i) for i in range(threads)))
-        await harness.bot.wait_idle(300)
+    await asyncio.gather(*(ask(i) for i in range(questions)))
+    await harness.bot.wait_idle(900)
+    deadline = time.monotonic() + 120  # anything handed to the re-deliverer gets its chance
+
+    def settled() -> bool:
+        return all(
+            r.delivery is None or r.delivery.state in (DeliveryState.DELIVERED, DeliveryState.FAILED)
+            for r in store.records.values()
+        )
+
+    with contextlib.suppress(AssertionError):
+        await mock.wait_for(settled, within=max(0.0, deadline - time.monotonic()))
     elapsed = time.monotonic() - began
-    placeholders, finals, updates = [], [], []
-    for ts, started in sent_at.items():
-        replies = mock.thread("C1", ts)
-        assert len(replies) == 1, f"thread {ts} has {len(replies)} replies"
-        post = next(c for c in mock.calls_to("chat.postMessage") if c.params.get("thread_ts") == ts)
-        edits = [c for c in mock.calls_to("chat.update") if c.params.get("ts") == replies[0].ts]
-        placeholders.append(post.at - started)
-        finals.append(edits[-1].at - started)
-        updates.append(len(edits))
-        assert "Sources" in replies[0].block_text(), replies[0].block_text()[:200]
+    thread_of = {ts: (m.channel, m.thread_ts) for (_, ts), m in mock.messages.items()}
+    first_post: dict[tuple[str, str], float] = {}
+    first_final: dict[tuple[str, str], float] = {}
+    for call in mock.calls:
+        if call.status != 200:
+            continue
+        if call.method == "chat.postMessage":
+            thread = (str(call.params.get("channel")), str(call.params.get("thread_ts")))
+            first_post.setdefault(thread, call.at)
+        elif call.method == "chat.update":
+            thread = thread_of.get(str(call.params.get("ts")), ("", ""))
+        else:
+            continue
+        if _shows_final(call):
+            first_final.setdefault(thread, call.at)
+    answered = lost = stranded = 0
+    placeholders, finals = [], []
+    for (channel, ts), started in sent.items():
+        replies = mock.thread(channel, ts)
+        texts = [m.block_text() for m in replies]
+        if any(FINAL_MARK in str(m.blocks) for m in replies):
+            answered += 1
+        elif not replies:
+            lost += 1
+        stranded += sum("⏳" in text for text in texts)
+        if (channel, ts) in first_post:
+            placeholders.append(first_post[(channel, ts)] - started)
+        if (channel, ts) in first_final:
+            finals.append(first_final[(channel, ts)] - started)
+    per_channel = -(-questions // channels)
+    floor = max(0.0, (per_channel - CHANNEL_BURST) / CHANNEL_RATE)
+    states = [r.delivery.state for r in store.records.values() if r.delivery]
+    result = Result(
+        name=name,
+        questions=questions,
+        answered=answered,
+        lost=lost,
+        stranded=stranded,
+        rate_limited=sum(mock.rate_limited.values()),
+        delivered=states.count(DeliveryState.DELIVERED),
+        failed_deliveries=states.count(DeliveryState.FAILED),
+        acks=acks,
+        placeholders=placeholders,
+        finals=finals,
+        floor=floor,
+        elapsed=elapsed,
+    )
     await harness.close()
+    await model.aclose()
     await model_server.stop()
     await mock.close()
-    n = len(sent_at)
+    return result
+
+
+def report(result: Result, delay: float) -> None:
+    ms = 1000
+    p95 = percentile(result.finals, 0.95)
+    ratio = f"{p95 / result.floor:.2f}x the floor" if result.floor else "no per-channel floor"
+    print(f"== {result.name}: {result.questions} questions at once, model delay {delay * ms:.0f} ms/call ==")
     print(
-        f"threads: {threads} x {waves} wave(s) = {n} answers in {elapsed:.1f} s; model delay {delay * 1000:.0f} ms/call"
+        f"answered {result.answered}/{result.questions}   lost {result.lost}   stranded placeholders "
+        f"{result.stranded}   429s {result.rate_limited}   deliveries delivered {result.delivered} / "
+        f"failed {result.failed_deliveries}   (all settled in {result.elapsed:.1f} s)"
     )
     print(
-        f"ack latency:          p50 {percentile(acks, 0.5) * 1000:7.1f} ms   p99 {percentile(acks, 0.99) * 1000:7.1f} ms   (target p99 < 200 ms)"
+        f"ack latency:          p50 {percentile(result.acks, 0.5) * ms:7.1f} ms   "
+        f"p99 {percentile(result.acks, 0.99) * ms:7.1f} ms"
     )
     print(
-        f"time to placeholder:  p50 {percentile(placeholders, 0.5) * 1000:7.1f} ms   p95 {percentile(placeholders, 0.95) * 1000:7.1f} ms   (target p95 < 1000 ms)"
+        f"time to first post:   p50 {percentile(result.placeholders, 0.5):7.2f} s    "
+        f"p95 {percentile(result.placeholders, 0.95):7.2f} s"
     )
     print(
-        f"time to final answer: p50 {percentile(finals, 0.5):7.2f} s    p95 {percentile(finals, 0.95):7.2f} s"
-    )
-    print(
-        f"chat.update per answer: mean {statistics.mean(updates):.2f}  max {max(updates)}  (total {sum(updates)}, Tier-3 budget 50/min)"
-    )
-    print(
-        f"429 responses: {sum(mock.rate_limited.values())} (target 0)   block-kit violations: {len(mock.violations)}"
+        f"time to final answer: p50 {percentile(result.finals, 0.5):7.2f} s    p95 {p95:7.2f} s   "
+        f"(Slack's per-channel floor for the last post {result.floor:.1f} s; p95 = {ratio})"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=20)
-    parser.add_argument("--waves", type=int, default=1)
+    parser.add_argument("--questions", type=int, default=50)
     parser.add_argument("--delay", type=float, default=0.3)
+    parser.add_argument("--scenario", choices=("both", "one", "many"), default="both")
+    parser.add_argument(
+        "--storm", type=float, default=0.0, help="seconds of 429 on every post and edit at the start"
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.threads, args.waves, args.delay))
+    scenarios = []
+    if args.scenario in ("both", "one"):
+        scenarios.append(("one channel", 1))
+    if args.scenario in ("both", "many"):
+        scenarios.append((f"{args.questions} channels", args.questions))
+    for name, channels in scenarios:
+        report(asyncio.run(run(name, args.questions, channels, args.delay, args.storm)), args.delay)
 
 
 if __name__ == "__main__":

@@ -129,4 +129,4 @@ async def test_a_failure_in_a_later_batch_keeps_the_watermark_of_the_last_saved_
     assert context.metadata["compacted"] is True
     assert context.metadata["compaction_error"] == "model_unavailable"
     assert context.metadata["summary_calls"] == 2
-    assert context.messages[0].content.endswith("\n摘要一")
+    assert context.messages[0].content.endswith("\n摘要一\n</summary>")

@@ -48,7 +48,7 @@ async def test_compacted_memory_and_recent_original_messages_are_both_carried_fo
     summary_message, *pairs = context.messages
     assert summary_message.role == "user"
     assert summary_message.content.startswith(
-        SUMMARY_LABELS["zh"] + "\n用户询问了行政复议的期限与代理人规则。"
+        SUMMARY_LABELS["zh"] + "\n<summary>\n用户询问了行政复议的期限与代理人规则。"
     )
     recent = [as_turn(r) for r in records[-len(pairs) // 2 :]]
     assert len(recent) >= 1

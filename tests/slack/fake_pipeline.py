@@ -119,12 +119,24 @@ class FakePipeline:
         self.asked.append(question)
         script = self.scripts.get(question.text, self.default)
         if not question.text.strip():
-            yield Failed("invalid_input", "The question is empty.")
+            failed = None
+            if question.record_id is not None:
+                failed = await self.store.fail_record(
+                    question.record_id, status=RecordStatus.FAILED, reason="invalid_input: empty"
+                )
+            yield Failed("invalid_input", "The question is empty.", failed)
             return
         conversation_id = await self.store.ensure_conversation(question.conversation)
-        record, created = await self.store.add_question(
-            conversation_id, question.text, event_key=question.event_key, reply_ref=question.reply_ref
-        )
+        if question.record_id is not None or question.re_chat_record_id is not None:
+            stored = await self.store.get_record(question.record_id or question.re_chat_record_id or 0)
+            assert stored is not None and stored.conversation_id == conversation_id
+            if question.re_chat_record_id is not None:
+                stored = await self.store.reset_record(stored.id)
+            record, created = stored, stored.status == RecordStatus.PENDING
+        else:
+            record, created = await self.store.add_question(
+                conversation_id, question.text, event_key=question.event_key, reply_ref=question.reply_ref
+            )
         if not created:
             yield Failed("duplicate", "This message was already answered.", record)
             return

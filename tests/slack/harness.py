@@ -7,6 +7,7 @@ import hmac
 import itertools
 import json
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,6 +16,7 @@ from aiohttp.test_utils import TestServer
 
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.outbox import OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings
@@ -22,7 +24,15 @@ from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
 
 SECRET = "test-signing-secret"
-FAST = SlackOptions(min_edit_interval=0.05, shutdown_grace=0.5)
+FAST_DELIVERY = OutboxOptions(post_rate=50.0, post_burst=10, retry_base=0.05, redeliver_base=0.05)
+FAST = SlackOptions(
+    min_edit_interval=0.05,
+    shutdown_grace=0.5,
+    delivery=FAST_DELIVERY,
+    sweep_interval=0.1,
+    pending_grace=0.5,
+    delivery_settle=0.2,
+)
 
 
 def default_settings() -> Settings:
@@ -53,7 +63,9 @@ class SlackHarness:
         settings: Settings | None = None,
         options: SlackOptions = FAST,
         mock: MockSlackApi | None = None,
+        all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
     ) -> None:
+        self.all_datasets = all_datasets
         self.mock = mock or MockSlackApi()
         self.pipeline: Any = pipeline or FakePipeline()
         self.settings = settings or default_settings()
@@ -74,6 +86,7 @@ class SlackHarness:
             channel_config=self.settings.channel,
             signing_secret=SECRET,
             options=self.options,
+            all_datasets=self.all_datasets,
         )
         if recover:
             await self.bot.start()

@@ -2,8 +2,10 @@
 
 It records every call, validates every message and view against Block Kit limits (violations are kept
 in `violations` and answered with `invalid_blocks`; the test fixture fails on any), keeps the state of
-posted messages and views, and can answer 429 with Retry-After for chosen methods, either a fixed number
-of times or whenever a Tier-style per-minute budget is exceeded.
+posted messages and views, and misbehaves on request like the real service does under load: 429 with
+Retry-After for chosen methods (a fixed number of times, for a span of time, or whenever a Tier-style
+per-minute budget is exceeded), Slack's per-channel posting limit for chat.postMessage (about one per second
+per channel with short bursts), and HTTP 500s.
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ class MockSlackApi(SlackMethods):
         self.members_page_size = 2
         self.rate_limited: Counter[str] = Counter()
         self._forced_429: dict[str, deque[int]] = {}
+        self._throttled_until: dict[str, tuple[float, int]] = {}
+        self._forced_status: dict[str, deque[int]] = {}
+        self._post_rate: tuple[float, float] | None = None  # (posts per second, burst) per channel
+        self._post_buckets: dict[str, tuple[float, float]] = {}  # channel -> (tokens, at)
+        self.server_errors: Counter[str] = Counter()
         self._tiers: dict[str, tuple[int, float]] = {}
         self._windows: dict[str, deque[float]] = {}
         self._ts = itertools.count(1)
@@ -93,6 +100,19 @@ class MockSlackApi(SlackMethods):
     def throttle(self, method: str, *, times: int = 1, retry_after: int = 1) -> None:
         """The next `times` calls of method get 429 with this Retry-After."""
         self._forced_429.setdefault(method, deque()).extend([retry_after] * times)
+
+    def throttle_for(self, method: str, seconds: float, *, retry_after: int = 1) -> None:
+        """Every call of method gets 429 with this Retry-After for the next `seconds` (a persistent limit)."""
+        self._throttled_until[method] = (time.monotonic() + seconds, retry_after)
+
+    def fail_with(self, method: str, *, status: int = 500, times: int = 1) -> None:
+        """The next `times` calls of method get this HTTP status (a server error) and no result."""
+        self._forced_status.setdefault(method, deque()).extend([status] * times)
+
+    def channel_post_limit(self, *, per_second: float = 1.0, burst: int = 3) -> None:
+        """Enforce Slack's chat.postMessage limit per channel: a bucket of `burst` refilled per_second."""
+        self._post_rate = (per_second, float(burst))
+        self._post_buckets.clear()
 
     def tier_limit(self, method: str, *, per_minute: int, window: float = 60.0) -> None:
         """Enforce a sliding-window budget on method, answering 429 (with Retry-After) beyond it."""
@@ -141,10 +161,30 @@ class MockSlackApi(SlackMethods):
                 params.update(dict(parse_qsl(body, keep_blank_values=True)))
         return {key: _decode(value) for key, value in params.items()}
 
-    def _throttled(self, method: str) -> int | None:
+    def _channel_throttled(self, channel: str) -> int | None:
+        if self._post_rate is None:
+            return None
+        rate, burst = self._post_rate
+        now = time.monotonic()
+        tokens, at = self._post_buckets.get(channel, (burst, now))
+        tokens = min(burst, tokens + (now - at) * rate)
+        if tokens < 1:
+            self._post_buckets[channel] = (tokens, now)
+            return max(1, math.ceil((1 - tokens) / rate))
+        self._post_buckets[channel] = (tokens - 1, now)
+        return None
+
+    def _throttled(self, method: str, params: dict[str, Any]) -> int | None:
         forced = self._forced_429.get(method)
         if forced:
             return forced.popleft()
+        until, retry_after = self._throttled_until.get(method, (0.0, 0))
+        if time.monotonic() < until:
+            return retry_after
+        if method == "chat.postMessage":
+            limited = self._channel_throttled(str(params.get("channel") or ""))
+            if limited is not None:
+                return limited
         if method in self._tiers:
             limit, window = self._tiers[method]
             spent, now = self._windows[method], time.monotonic()
@@ -161,7 +201,12 @@ class MockSlackApi(SlackMethods):
         call = ApiCall(method, params, time.monotonic())
         self.calls.append(call)
         try:
-            retry_after = self._throttled(method)
+            failing = self._forced_status.get(method)
+            if failing:
+                call.status = failing.popleft()
+                self.server_errors[method] += 1
+                return web.Response(status=call.status, text="Internal Server Error")
+            retry_after = self._throttled(method, params)
             if retry_after is not None:
                 call.status = 429
                 self.rate_limited[method] += 1

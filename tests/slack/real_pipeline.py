@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from core.conversation.compaction import CompactingContextLoader, compact_conversation
 from core.conversation.locks import LocalConversationLock
 from core.pipeline import Pipeline
+from core.ports import ConversationLock, ConversationStore
 from core.retrieval.iterative import IterativeRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
 
@@ -17,13 +18,16 @@ class RealPipeline:
     """The real pipeline and the fakes behind it."""
 
     pipeline: Pipeline
-    store: InMemoryConversationStore
+    store: ConversationStore
     kb: FakeKnowledgeBase
     engine: FakeEngine
 
 
-def build_real_pipeline(store: InMemoryConversationStore | None = None) -> RealPipeline:
-    """Pipeline + compacting context loader + routed retriever + manual compaction, over in-memory fakes."""
+def build_real_pipeline(
+    store: ConversationStore | None = None, lock: ConversationLock | None = None
+) -> RealPipeline:
+    """Pipeline + compacting context loader + routed retriever + manual compaction, over in-memory fakes
+    (or over a given store and lock, e.g. PostgreSQL shared by several bot instances)."""
     store = store or InMemoryConversationStore()
     kb = FakeKnowledgeBase()
     kb.add(
@@ -48,7 +52,7 @@ def build_real_pipeline(store: InMemoryConversationStore | None = None) -> RealP
         heading="第二十条",
     )
     engine = FakeEngine()
-    lock = LocalConversationLock()
+    lock = lock or LocalConversationLock()
     loader = CompactingContextLoader(store=store, engine=engine)
     pipeline = Pipeline(
         store=store,

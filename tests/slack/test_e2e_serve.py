@@ -59,15 +59,13 @@ def _event(event_id: str, **event: str) -> str:
     )
 
 
-@pytest.fixture
-def environment(tmp_path: Path, isolated_env: Path) -> dict[str, str]:
-    """KB_HOME with an ingested "team" dataset, and a KB_CONFIG scoping every channel to it."""
+def _ingested(tmp_path: Path, home: Path, **extra: str) -> dict[str, str]:
+    """KB_HOME with the deploy guide ingested as dataset "team"; the environment to run kb with."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "deploy.md").write_text(DEPLOY_GUIDE, encoding="utf-8")
-    config = tmp_path / "kb.toml"
-    config.write_text('[channels.default]\ndatasets = ["team"]\n', encoding="utf-8")
-    env = {**os.environ, "KB_HOME": str(isolated_env), "KB_CONFIG": str(config), "KB_MODEL": "extractive"}
+    env = {key: value for key, value in os.environ.items() if key not in ("KB_CONFIG", "KB_DATASETS")}
+    env.update({"KB_HOME": str(home), "KB_MODEL": "extractive", **extra})
     done = subprocess.run(
         [sys.executable, "-m", "bot", "ingest", str(corpus), "--dataset", "team"],
         env=env,
@@ -78,6 +76,80 @@ def environment(tmp_path: Path, isolated_env: Path) -> dict[str, str]:
     )
     assert done.returncode == 0, done.stderr
     return env
+
+
+@pytest.fixture
+def environment(tmp_path: Path, isolated_env: Path) -> dict[str, str]:
+    """KB_HOME with an ingested "team" dataset, and a KB_CONFIG scoping every channel to it."""
+    config = tmp_path / "kb.toml"
+    config.write_text('[channels.default]\ndatasets = ["team"]\n', encoding="utf-8")
+    return _ingested(tmp_path, isolated_env, KB_CONFIG=str(config))
+
+
+async def _serve(env: dict[str, str], mock: MockSlackApi) -> tuple[asyncio.subprocess.Process, str]:
+    """Start `kb serve` in HTTP mode against the mock; returns the process and its base URL once healthy."""
+    port = _free_port()
+    server = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "serve",
+        "--port",
+        str(port),
+        env={
+            **env,
+            "SLACK_BOT_TOKEN": "xoxb-test",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": mock.url,
+        },
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    async with aiohttp.ClientSession() as http:
+        for _ in range(600):
+            try:
+                async with http.get(f"{base}/healthz") as response:
+                    if response.status == 200:
+                        return server, base
+            except aiohttp.ClientConnectionError:
+                pass
+            await asyncio.sleep(0.1)
+    server.kill()
+    pytest.fail("kb serve did not become healthy")
+
+
+@pytest.mark.slow
+async def test_kb_serve_with_no_configuration_answers_a_mention_from_every_dataset(
+    tmp_path: Path, isolated_env: Path
+) -> None:
+    """One ingested dataset, no KB_CONFIG and no KB_DATASETS: `kb serve` says every channel searches it and
+    answers a mention in any channel from it (as `kb ask` would)."""
+    env = _ingested(tmp_path, isolated_env)
+    mock = await MockSlackApi().start()
+    server, base = await _serve(env, mock)
+    try:
+        mention = _event("Ev1", type="app_mention", text="<@UBOT> How do deploys run?", ts="1710.000100")
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"{base}/slack/events", data=mention, headers=_signed(mention)) as response:
+                assert response.status == 200
+            await mock.wait_for(
+                lambda: "Sources" in "".join(m.block_text() for m in mock.thread("C1", "1710.000100")),
+                within=60,
+            )
+    finally:
+        server.send_signal(signal.SIGTERM)
+        stdout, stderr = await asyncio.wait_for(server.communicate(), 60)
+        await mock.close()
+    [reply] = mock.thread("C1", "1710.000100")
+    assert "make deploy" in reply.block_text() and "Deploy guide" in reply.block_text()
+    assert server.returncode == 0, stderr.decode()
+    assert (
+        "no channel scopes configured: every channel searches the 1 dataset — restrict them in KB_CONFIG"
+        in stdout.decode()
+    )
+    assert mock.violations == []
 
 
 @pytest.mark.slow

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
-from core.models import RecordStatus
+from core.models import ConversationKey, Delivery, DeliveryState, RecordStatus
 from tests.slack.fake_pipeline import FakePipeline
-from tests.slack.harness import SlackHarness
+from tests.slack.harness import FAST, SlackHarness
 
 
 async def _start_hanging_answer(slack: SlackHarness, ts: str) -> asyncio.Event:
     gate = asyncio.Event()
     slack.pipeline.script("slow?", gate=gate)
     await slack.event(slack.mention("slow?", ts=ts))
-    await slack.mock.wait_for(
-        lambda: any(r.status == RecordStatus.PENDING for r in slack.pipeline.store.records.values())
+    await slack.mock.wait_for(  # answering, with its placeholder out
+        lambda: any(
+            r.status == RecordStatus.PENDING and r.reply_ref for r in slack.pipeline.store.records.values()
+        )
     )
     return gate
 
@@ -65,3 +68,56 @@ async def test_events_arriving_during_shutdown_are_left_for_slack_to_redeliver(s
     assert await slack.event(slack.mention("late?", ts="1300.000400")) == 503
     await slack.bot.wait_idle(2)
     assert slack.pipeline.asked == []
+
+
+async def test_a_retry_of_an_interrupted_question_whose_notice_never_showed_gets_it(
+    slack: SlackHarness,
+) -> None:
+    """A question interrupted before anything was posted (its instance died) is not met with silence when
+    Slack retries it: the retry shows the "interrupted, please ask again" message, once."""
+    store = slack.pipeline.store
+    event = slack.mention("lost?", ts="1300.000500")
+    conversation = await store.ensure_conversation(ConversationKey("slack", "T1", "C1", "1300.000500"))
+    record, _ = await store.add_question(
+        conversation, "lost?", event_key="slack:T1:C1:1300.000500", delivery=Delivery(due=0.0)
+    )
+    await store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason="swept")
+    assert await slack.event(event, retry_num=1) == 200
+    await slack.bot.wait_idle(5)
+    [shown] = slack.mock.thread("C1", "1300.000500")
+    assert (
+        shown.block_text()
+        == "⚠️ This answer was interrupted (the bot stopped or restarted). Please ask again."
+    )
+    delivery = store.records[record.id].delivery
+    assert delivery is not None and delivery.state == DeliveryState.DELIVERED
+    assert await slack.event(event, retry_num=2) == 200
+    await slack.bot.wait_idle(5)
+    assert len(slack.mock.thread("C1", "1300.000500")) == 1 and slack.pipeline.asked == []
+
+
+async def test_with_resume_a_restart_answers_the_interrupted_question_in_its_placeholder(
+    slack: SlackHarness,
+) -> None:
+    """KB_RESUME_INTERRUPTED: after a crash mid-answer, the next start answers the question again and the
+    old placeholder becomes the answer (no second message, no "please ask again")."""
+    gate = await _start_hanging_answer(slack, "1300.000600")
+    for task in list(slack.bot._tasks):
+        task.cancel()
+    await asyncio.gather(*slack.bot._tasks, return_exceptions=True)
+    gate.set()
+    restarted = SlackHarness(
+        pipeline=FakePipeline(slack.pipeline.store),
+        mock=slack.mock,
+        options=replace(FAST, resume_interrupted=True),
+    )
+    restarted.pipeline.script("slow?", answer="Answered after the restart.")
+    await restarted.start()
+    await restarted.bot.wait_idle(5)
+    await restarted.close()
+    [shown] = slack.mock.thread("C1", "1300.000600")
+    assert "Answered after the restart." in shown.block_text() and "⏳" not in shown.block_text()
+    [record] = slack.pipeline.store.records.values()
+    assert record.status == RecordStatus.ANSWERED
+    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
+    assert record.details["previous_answers"][0]["status"] == "interrupted"

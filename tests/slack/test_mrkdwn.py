@@ -13,9 +13,12 @@ from adapters.slack.mrkdwn import to_mrkdwn
         ("**bold** and __also__", "*bold* and *also*"),
         ("*italic* and _italic_", "_italic_ and _italic_"),
         ("~~gone~~", "~gone~"),
-        ("see [the guide](https://ex.com/g) [1]", "see <https://ex.com/g|the guide> [1]"),
-        ("a [link|pipe](https://ex.com/a|b)", "a <https://ex.com/a%7Cb|link¦pipe>"),
-        ("![diagram](https://ex.com/d.png)", "<https://ex.com/d.png|diagram>"),
+        ("see [the guide](https://ex.com/g) [1]", "see the guide (<https://ex.com/g>) [1]"),
+        ("a [link|pipe](https://ex.com/a|b)", "a link|pipe (<https://ex.com/a%7Cb>)"),
+        ("![diagram](https://ex.com/d.png)", "diagram (<https://ex.com/d.png>)"),
+        ("[点击这里领取](https://evil.example/login)", "点击这里领取 (<https://evil.example/login>)"),
+        ("[https://ex.com/g](https://ex.com/g)", "<https://ex.com/g>"),
+        ("<https://ex.com/auto>", "<https://ex.com/auto>"),
         ("## Steps", "*Steps*"),
         ("# **Bold** heading #", "*Bold heading*"),
         ("- one\n* two\n  + nested", "• one\n• two\n    • nested"),
@@ -44,3 +47,29 @@ def test_a_table_becomes_a_code_block_without_its_separator_row() -> None:
     """Slack has no tables, so a Markdown table is kept aligned in a code block."""
     table = "| name | size |\n|---|---:|\n| int | 4 |"
     assert to_mrkdwn(table) == "```\n| name | size |\n| int | 4 |\n```"
+
+
+def test_only_the_sources_own_urls_keep_a_label() -> None:
+    """A link to one of the answer's sources keeps its label; any other shows its URL next to the label."""
+    text = "see [the guide](https://docs.example.com/guide) or [this](https://evil.example/x)"
+    assert to_mrkdwn(text, trusted_urls={"https://docs.example.com/guide"}) == (
+        "see <https://docs.example.com/guide|the guide> or this (<https://evil.example/x>)"
+    )
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "<!channel> read this",
+        "<!here|here> and <!everyone>",
+        "ping <@U123ABC> and <@W999|boss>",
+        "team <!subteam^S012|@oncall>",
+        "a raw link <https://evil.example|looks safe>",
+        "a raw link <https://evil.example|looks_safe>",
+    ],
+)
+def test_mentions_and_raw_slack_markup_stay_escaped(markdown: str) -> None:
+    """Slack markup written by a model (pings, user and group mentions, raw links) is shown, never acted on."""
+    converted = to_mrkdwn(markdown)
+    assert "<!" not in converted and "<@" not in converted
+    assert "|looks safe>" not in converted and "|looks_safe>" not in converted

@@ -222,3 +222,21 @@ def test_a_long_trace_is_paginated_within_100_blocks_per_page() -> None:
     assert trace_modal(record, page=99)["private_metadata"] == json.dumps(
         {"record": 7, "page": len(pages) - 1}
     )
+
+
+def test_an_answer_cannot_disguise_a_link_or_ping_anyone() -> None:
+    """A model's labelled link to anywhere shows its URL; its source link keeps the label; pings in the
+    answer stay text in the blocks and in the notification text."""
+    answer = (
+        "<!channel> 领取补贴:[点击这里领取](https://evil.example/login),"
+        "详见[报销指南](https://docs.example.com/guide) [1] <@U123> <!subteam^S1|@hr>"
+    )
+    citations = [{"n": 1, "document": "报销指南", "source": "https://docs.example.com/guide"}]
+    [message] = answer_messages(_record(answer, citations=citations))
+    body = message.blocks[0]["text"]["text"]
+    assert "点击这里领取 (<https://evil.example/login>)" in body
+    assert "<https://docs.example.com/guide|报销指南>" in body
+    assert "|点击这里领取>" not in body
+    everything = json.dumps(message.blocks, ensure_ascii=False) + message.text
+    assert "<!channel" not in everything and "<@U123" not in everything and "<!subteam" not in everything
+    assert "&lt;!channel" in message.text and "&lt;@U123" in body

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.dedup import RecentKeys
 from adapters.slack.triggers import parse_message_event, should_answer, thread_command
 
 
@@ -85,15 +84,3 @@ def test_when_the_bot_answers(
 def test_thread_commands_are_the_whole_message(text: str, command: str | None) -> None:
     """Only a bare "compact"/"trace" (or its Chinese form) after the mention is a command."""
     assert thread_command(text, bot_user_id="UBOT") == command
-
-
-def test_recent_keys_claim_once_and_forget_after_the_ttl() -> None:
-    """A key is claimed once; after the TTL (or beyond the size bound) it can be claimed again."""
-    now = [0.0]
-    keys = RecentKeys(ttl=10.0, max_keys=3, clock=lambda: now[0])
-    assert keys.claim("a") and not keys.claim("a")
-    now[0] = 11.0
-    assert keys.claim("a")
-    for key in "bcd":
-        assert keys.claim(key)
-    assert "a" not in keys and keys.claim("a")

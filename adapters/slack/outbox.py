@@ -1,0 +1,280 @@
+"""The delivery component: a record's Slack messages go out through here, and their state is kept on the
+record (delivery pending → placeholder → delivered, or failed, with attempts, the last error and when the
+next attempt is due).
+
+Rules it keeps:
+- new messages go through the per-channel pacer (ChannelPacer), in order, honouring Retry-After;
+- the final content replaces the placeholder: the final chat.update is retried (outside the per-minute
+  edit budget, still honouring Retry-After); when that keeps failing the placeholder is deleted, or turned
+  into a short "answer below" pointer, before the final content is posted as a new message;
+- a record is marked delivered only after Slack acknowledged every part; a transient failure leaves it
+  due again after a backoff, for the re-deliverer (SlackBot.maintain_once, every instance), until
+  max_attempts.
+slack_sdk retries a 429 only inside one call, with no notion of a channel's queue or of a record's state,
+which is why this is written here; its backoff calculator is reused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+from slack_sdk.http_retry.jitter import Jitter
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.blocks import SlackMessage
+from adapters.slack.pacing import ChannelPacer
+from adapters.slack.rate_budget import UpdateBudget
+from adapters.slack.render import pointer_message
+from adapters.slack.slack_errors import CALL_ERRORS, CallFailure, failure_of
+from core.models import Delivery, DeliveryState, Record
+from core.ports import ConversationStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxOptions:
+    """Retry and lease knobs (the defaults suit Slack; tests shrink the times)."""
+
+    post_rate: float = 1.0
+    post_burst: int = 2
+    rate_limited_tries: int = 10  # 429s one post waits out (each after its Retry-After) before handing over
+    server_error_tries: int = 4  # tries of one post failing with server errors before handing over
+    final_update_tries: int = 4  # tries of the final chat.update before the placeholder is replaced
+    retry_base: float = 0.5  # backoff factor for server errors within one delivery
+    retry_cap: float = 4.0
+    lease: float = 300.0  # while an instance delivers a record, no other one takes it
+    redeliver_base: float = 5.0  # backoff factor between re-delivery rounds
+    redeliver_cap: float = 600.0
+    max_attempts: int = 30  # Slack calls for one record before its delivery is marked failed
+    repost_after: int = 12  # attempts after which the final is posted even if the placeholder stays
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """Where a record's reply lives: the channel, the thread, and the placeholder if one was posted."""
+
+    channel: str
+    thread_ts: str
+    lang: str
+
+    def ref(self, ts: str) -> str:
+        return f"{self.channel}:{ts}"
+
+
+class ProportionalJitter(Jitter):
+    """Up to a quarter more than the backoff (slack_sdk's RandomJitter adds up to a whole second, which
+    would swamp sub-second backoffs)."""
+
+    def recalculate(self, duration: float) -> float:
+        return duration * (1.0 + random.random() / 4)
+
+
+def placeholder_ts(record: Record) -> str | None:
+    """The ts of the record's visible reply (placeholder, or first final part) from reply_ref "channel:ts"."""
+    _, _, ts = (record.reply_ref or "").partition(":")
+    return ts or None
+
+
+class Outbox:
+    """Posts, edits and deletes for records, with their delivery state written to the store."""
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        store: ConversationStore,
+        *,
+        budget: UpdateBudget,
+        options: OutboxOptions | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.store = store
+        self.budget = budget
+        self.options = options or OutboxOptions()
+        self.pacer = ChannelPacer(rate=self.options.post_rate, burst=self.options.post_burst)
+        self._clock = clock
+        self._backoff = BackoffRetryIntervalCalculator(
+            backoff_factor=self.options.retry_base, jitter=ProportionalJitter()
+        )
+        self._rounds = BackoffRetryIntervalCalculator(
+            backoff_factor=self.options.redeliver_base, jitter=ProportionalJitter()
+        )
+        self.failures: list[CallFailure] = []  # every failed call, for tests and benchmarks
+
+    # ---------- single calls
+    async def post(
+        self, destination: Destination, render: Callable[[], SlackMessage]
+    ) -> tuple[str | None, CallFailure | None, int]:
+        """Post in the thread when the channel's turn comes: (ts, None, tries) or (None, failure, tries).
+
+        `render` runs at send time, so a post that waited in the queue sends the latest content. Rate
+        limits (up to rate_limited_tries, each after its Retry-After) and server errors (up to
+        server_error_tries, with backoff) are retried inside the turn, so the channel keeps its order.
+        """
+        tries = limited = errors = 0
+        async with self.pacer.turn(destination.channel):
+            while True:
+                message = render()
+                tries += 1
+                try:
+                    response = await self.client.chat_postMessage(
+                        channel=destination.channel,
+                        thread_ts=destination.thread_ts,
+                        text=message.text,
+                        blocks=message.blocks,
+                    )
+                    return str(response["ts"]), None, tries
+                except CALL_ERRORS as exc:
+                    failure = failure_of(exc)
+                self.failures.append(failure)
+                log.info(
+                    "chat.postMessage in %s failed (%s), try %s", destination.channel, failure.code, tries
+                )
+                if failure.retry_after is not None:
+                    limited += 1
+                    if limited >= self.options.rate_limited_tries:
+                        return None, failure, tries
+                    self.pacer.pause(destination.channel, failure.retry_after)
+                    await asyncio.sleep(failure.retry_after)
+                    continue
+                errors += 1
+                if not failure.transient or errors >= self.options.server_error_tries:
+                    return None, failure, tries
+                await asyncio.sleep(self._pause(errors))
+
+    def _pause(self, errors: int) -> float:
+        """Backoff before retrying a server error within one delivery (capped)."""
+        return min(self.options.retry_cap, self._backoff.calculate_sleep_duration(errors - 1))
+
+    async def update(
+        self, channel: str, ts: str, message: SlackMessage, *, tries: int
+    ) -> tuple[CallFailure | None, int]:
+        """A final chat.update retried up to `tries` times outside the edit budget (Retry-After honoured)."""
+        failure: CallFailure | None = None
+        for attempt in range(1, tries + 1):
+            wait = self.budget.paused_for()
+            if wait:
+                await asyncio.sleep(wait)
+            self.budget.spend()
+            try:
+                await self.client.chat_update(
+                    channel=channel, ts=ts, text=message.text, blocks=message.blocks
+                )
+                return None, attempt
+            except CALL_ERRORS as exc:
+                failure = failure_of(exc)
+            self.failures.append(failure)
+            log.info("final chat.update %s:%s failed (%s), try %s", channel, ts, failure.code, attempt)
+            if not failure.transient or attempt == tries:
+                return failure, attempt
+            if failure.retry_after is not None:
+                self.budget.pause(failure.retry_after)
+            else:
+                await asyncio.sleep(self._pause(attempt))
+        return failure, tries
+
+    async def delete(self, channel: str, ts: str) -> CallFailure | None:
+        try:
+            await self.client.chat_delete(channel=channel, ts=ts)
+            return None
+        except CALL_ERRORS as exc:
+            failure = failure_of(exc)
+            self.failures.append(failure)
+            return None if failure.gone else failure
+
+    async def clear_placeholder(self, destination: Destination, ts: str) -> CallFailure | None:
+        """Delete the placeholder, or else turn it into an "answer below" pointer; None when done."""
+        failure = await self.delete(destination.channel, ts)
+        if failure is None:
+            return None
+        pointed, _ = await self.update(destination.channel, ts, pointer_message(destination.lang), tries=1)
+        return None if pointed is None or pointed.gone else pointed
+
+    # ---------- state
+    async def save(self, record: Record, delivery: Delivery, *, reply_ref: str | None = None) -> Record:
+        return await self.store.save_delivery(record.id, delivery, reply_ref=reply_ref)
+
+    async def lease(self, record: Record) -> Record:
+        """Keep other instances' re-deliverers off this record while this one delivers it."""
+        delivery = record.delivery or Delivery()
+        return await self.save(record, replace(delivery, due=self._clock() + self.options.lease))
+
+    async def _retry_later(self, record: Record, delivery: Delivery, failure: CallFailure) -> Record:
+        """Leave the record for the re-deliverer after a backoff, or mark it failed for good."""
+        error = failure.code
+        if not failure.transient or delivery.attempts >= self.options.max_attempts:
+            log.error("giving up delivering record %s: %s", record.id, error)
+            return await self.save(
+                record, replace(delivery, state=DeliveryState.FAILED, error=error, due=0.0)
+            )
+        rounds = max(0, delivery.attempts // max(1, self.options.final_update_tries) - 1)
+        wait = min(self.options.redeliver_cap, self._rounds.calculate_sleep_duration(rounds))
+        wait = max(wait, failure.retry_after or 0.0)
+        log.warning("delivery of record %s failed (%s); retrying in %.0f s", record.id, error, wait)
+        return await self.save(record, replace(delivery, error=error, due=self._clock() + wait))
+
+    # ---------- the final content
+    async def deliver(
+        self,
+        record: Record,
+        messages: list[SlackMessage],
+        destination: Destination,
+        *,
+        first_edit: Callable[[SlackMessage], Awaitable[CallFailure | None]] | None = None,
+    ) -> Record:
+        """Make messages the record's visible reply, from wherever its delivery stands; returns the record
+        with its new delivery state. first_edit (the live editor's final edit, within the budget) is the
+        first try of replacing the placeholder; later tries bypass the budget."""
+        delivery = record.delivery or Delivery()
+        record = await self.lease(record)
+        ts = placeholder_ts(record)
+        if delivery.parts == 0 and ts is not None:
+            failure: CallFailure | None
+            if first_edit is not None:
+                failure, tries = await first_edit(messages[0]), 1
+                if failure is not None and failure.transient:
+                    failure, more = await self.update(
+                        destination.channel, ts, messages[0], tries=self.options.final_update_tries - 1
+                    )
+                    tries += more
+            else:
+                failure, tries = await self.update(
+                    destination.channel, ts, messages[0], tries=self.options.final_update_tries
+                )
+            delivery = replace(delivery, attempts=delivery.attempts + tries)
+            if failure is None:
+                delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=1, error="")
+                record = await self.save(record, delivery)
+            elif failure.gone:
+                ts = None  # the placeholder is gone: post the final content instead
+            else:
+                cleared = await self.clear_placeholder(destination, ts)
+                delivery = replace(delivery, attempts=delivery.attempts + 1)
+                if cleared is not None and delivery.attempts < self.options.repost_after:
+                    return await self._retry_later(record, replace(delivery, error=failure.code), failure)
+                ts = None
+            if ts is None:
+                delivery = replace(delivery, state=DeliveryState.PENDING)
+                record = await self.save(record, delivery, reply_ref="")
+        for index in range(delivery.parts, len(messages)):
+            posted, failure, tries = await self.post(destination, functools.partial(_same, messages[index]))
+            delivery = replace(delivery, attempts=delivery.attempts + tries)
+            if posted is None:
+                assert failure is not None
+                return await self._retry_later(record, delivery, failure)
+            delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=index + 1, error="")
+            first_ref = destination.ref(posted) if index == 0 else None
+            record = await self.save(record, delivery, reply_ref=first_ref)
+        return await self.save(record, replace(delivery, state=DeliveryState.DELIVERED, error="", due=0.0))
+
+
+def _same(message: SlackMessage) -> SlackMessage:
+    return message

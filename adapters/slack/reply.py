@@ -1,0 +1,125 @@
+"""One answer's reply while it is being prepared: the placeholder (queued in its channel), the phase edits,
+then the final delivery through the outbox.
+
+The placeholder is posted in the background, in its channel's turn. Until it is out, phase changes only
+replace what it will show; if the answer is ready before the channel's turn comes, the first post carries
+the final content and no placeholder is ever shown. Once it is out, phases become throttled edits
+(MessageEditor) and the final content replaces it (Outbox.deliver).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import replace
+
+from adapters.slack.blocks import SlackMessage
+from adapters.slack.editor import MessageEditor
+from adapters.slack.outbox import Destination, Outbox
+from adapters.slack.slack_errors import CallFailure
+from core.models import Delivery, DeliveryState, Record
+
+Render = SlackMessage | Callable[[], SlackMessage]
+
+
+class LiveReply:
+    """The Slack side of one answer in flight; finish() ends it, close() abandons it."""
+
+    def __init__(
+        self,
+        outbox: Outbox,
+        record: Record,
+        destination: Destination,
+        *,
+        min_edit_interval: float,
+        placeholder_ts: str | None = None,
+    ) -> None:
+        self.outbox = outbox
+        self.record = record
+        self.destination = destination
+        self.min_edit_interval = min_edit_interval
+        self.editor: MessageEditor | None = None
+        self._latest: Render | None = None
+        self._final: list[SlackMessage] | None = None
+        self._first_is_final = False
+        self._sent: Render | None = None
+        self._opening: asyncio.Task[None] | None = None
+        if placeholder_ts is not None:  # answering again in place (an interrupted record resumed)
+            self._start_editing(placeholder_ts)
+
+    def open(self, placeholder: SlackMessage) -> None:
+        """Queue the placeholder post in its channel (returns at once)."""
+        self._latest = placeholder
+        if self.editor is None and self._opening is None:
+            self._opening = asyncio.create_task(self._post_first(), name=f"placeholder {self.record.id}")
+
+    def _render_first(self) -> SlackMessage:
+        if self._final is not None:
+            self._first_is_final = True
+            return self._final[0]
+        self._first_is_final = False
+        latest = self._sent = self._latest
+        assert latest is not None
+        return latest if isinstance(latest, SlackMessage) else latest()
+
+    async def _post_first(self) -> None:
+        ts, failure, tries = await self.outbox.post(self.destination, self._render_first)
+        delivery = self.record.delivery or Delivery()
+        delivery = replace(delivery, attempts=delivery.attempts + tries)
+        if ts is None:
+            error = failure.code if failure else "unknown"
+            self.record = await self.outbox.save(self.record, replace(delivery, error=error))
+            return
+        parts = 1 if self._first_is_final else 0
+        delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=parts, error="")
+        self.record = await self.outbox.save(self.record, delivery, reply_ref=self.destination.ref(ts))
+        if not self._first_is_final:
+            self._start_editing(ts)
+            if self.editor is not None and self._latest is not self._sent and self._latest is not None:
+                self.editor.show(self._latest)  # a phase reached while the post was on its way
+
+    def _start_editing(self, ts: str) -> None:
+        self.editor = MessageEditor(
+            self.outbox.client,
+            channel=self.destination.channel,
+            ts=ts,
+            budget=self.outbox.budget,
+            min_interval=self.min_edit_interval,
+        )
+
+    def show(self, message: Render) -> None:
+        """The latest intermediate state (a phase, streamed text); never blocks."""
+        self._latest = message
+        if self.editor is not None:
+            self.editor.show(message)
+
+    async def finish(self, record: Record, messages: list[SlackMessage]) -> Record:
+        """Deliver the final messages (the record as the pipeline finished it); returns it with its delivery."""
+        self._final = messages
+        if self._opening is not None:
+            await self._opening
+        current = replace(record, delivery=self.record.delivery, reply_ref=self.record.reply_ref)
+        first_edit = None
+        if self.editor is not None:
+            editor = self.editor
+
+            async def first_edit(message: SlackMessage) -> CallFailure | None:
+                return await editor.finish(message)
+
+        try:
+            self.record = await self.outbox.deliver(
+                current, messages, self.destination, first_edit=first_edit
+            )
+        finally:
+            await self.close()
+        return self.record
+
+    async def close(self) -> None:
+        """Stop editing and abandon a placeholder post still queued (shutdown, a crash of the handler)."""
+        if self._opening is not None and not self._opening.done():
+            self._opening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._opening
+        if self.editor is not None:
+            await self.editor.close()
