@@ -21,6 +21,7 @@ from core.knowledge.search import SearchTiers
 from core.models import CompactionReport, RetrievalMode, SearchMode
 from core.pipeline import Pipeline, PipelineLimits
 from core.ports import ConversationLock, ConversationStore, Engine, Reranker
+from core.retrieval.checked_engine import CheckedEngine
 from core.retrieval.evidence import LoopLimits
 from core.retrieval.iterative import IterativeRetriever
 from core.retrieval.rerank import LocalReranker
@@ -47,7 +48,10 @@ class Services:
 
 
 def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
-    """The answering engine and the fallback used when the model fails (None when already extractive)."""
+    """The engine, and the extractive fallback used when the model fails (None when already extractive).
+
+    A model's assessor is checked against the extractive key-term check (core.retrieval.checked_engine).
+    """
     extractive = ExtractiveEngine(coverage_threshold=settings.kb_coverage_threshold, embedder=LocalEmbedder())
     if settings.uses_extractive_engine:
         return extractive, None
@@ -64,8 +68,11 @@ def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
 
     chat = model(settings.chat_model)
     aux = chat if settings.aux_model == settings.chat_model else model(settings.aux_model)
-    engine = LlmEngine(chat=chat, aux=aux, answer_max_tokens=settings.kb_answer_max_tokens)
-    return engine, (extractive if settings.kb_answer_fallback else None)
+    engine = CheckedEngine(
+        LlmEngine(chat=chat, aux=aux, answer_max_tokens=settings.kb_answer_max_tokens), check=extractive
+    )
+    # The extractive engine is always the rewrite fallback; it answers only when KB_ANSWER_FALLBACK allows.
+    return engine, extractive
 
 
 def engine_notice(settings: Settings) -> str | None:

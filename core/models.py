@@ -360,6 +360,7 @@ class Assessment:
     sufficient: bool
     missing: str = ""
     queries: tuple[str, ...] = ()
+    overruled: bool = False  # a model's "sufficient" reversed by the deterministic key-term check
 
 
 class StopReason(StrEnum):

@@ -84,6 +84,7 @@ class Pipeline:
         self._context = context_loader
         self._retriever = retriever
         self._engine = engine
+        self._fallback = fallback_engine
         self._compactor = compactor
         self._limits = limits or PipelineLimits()
         self._writer = AnswerWriter(
@@ -323,12 +324,24 @@ class Pipeline:
         try:
             rewritten, usage = await self._engine.rewrite(history, text)
         except ModelError as exc:
-            # A truncated or failed rewrite is never used; the original question still gets an answer.
-            log.warning("rewrite failed (%s); using the original question", exc)
+            # A truncated or failed rewrite is never used: the fallback engine (extractive) rewrites instead,
+            # so the follow-up keeps its topic; without one the original question is searched.
+            log.warning("rewrite failed (%s); falling back", exc)
             run.details["rewrite_error"] = f"{exc.code}: {exc}"
             run.charge(Usage())
-            return text
+            return await self._fallback_rewrite(history, text, run)
         run.charge(usage)
+        return rewritten.strip() or text
+
+    async def _fallback_rewrite(self, history: list[Turn], text: str, run: RunLedger) -> str:
+        if self._fallback is None:
+            return text
+        try:
+            rewritten, _ = await self._fallback.rewrite(history, text)
+        except ModelError as exc:
+            log.warning("fallback rewrite failed too (%s); using the original question", exc)
+            return text
+        run.details["rewrite_engine"] = f"{self._fallback.name} (fallback)"
         return rewritten.strip() or text
 
 

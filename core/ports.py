@@ -134,6 +134,14 @@ class Engine(Protocol):
         ...
 
 
+class KeyTermCheck(Protocol):
+    """The deterministic check a model's evidence verdict must pass (the extractive engine provides it)."""
+
+    async def unsupported_parts(self, question: str, evidence: Sequence[Hit]) -> list[str]:
+        """The question's parts whose key terms (entities, an asked quantity) the evidence lacks."""
+        ...
+
+
 class Reranker(Protocol):
     """Reorders accumulated candidates against the full question (runs once per question)."""
 

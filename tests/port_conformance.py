@@ -7,7 +7,16 @@ from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
 from adapters.models.openai_chat import OpenAIChatModel
 from adapters.store.backends import SqlConversationStore
 from core.conversation.locks import LocalConversationLock
-from core.ports import ChatModel, ConversationLock, ConversationStore, DocumentIndex, Engine, KnowledgeBase
+from core.ports import (
+    ChatModel,
+    ConversationLock,
+    ConversationStore,
+    DocumentIndex,
+    Engine,
+    KeyTermCheck,
+    KnowledgeBase,
+)
+from core.retrieval.checked_engine import CheckedEngine
 from tests.fakes import (
     FakeChatModel,
     FakeDocumentIndex,
@@ -26,9 +35,10 @@ def conforming(
 ) -> tuple[object, ...]:
     """Assignments mypy checks against the Protocols; never called at run time."""
     stores: tuple[ConversationStore, ConversationStore] = (store, fake_store)
-    engines: tuple[Engine, Engine] = (engine, FakeEngine())
+    engines: tuple[Engine, Engine, Engine] = (engine, FakeEngine(), CheckedEngine(FakeEngine(), engine))
+    check: KeyTermCheck = engine
     kb: tuple[KnowledgeBase, KnowledgeBase] = (chroma, FakeKnowledgeBase())
     index: tuple[DocumentIndex, DocumentIndex] = (chroma, FakeDocumentIndex())
     chat: tuple[ChatModel, ChatModel] = (openai, FakeChatModel())
     lock: ConversationLock = LocalConversationLock()
-    return stores, engines, kb, index, chat, lock
+    return stores, engines, check, kb, index, chat, lock

@@ -17,6 +17,7 @@ import numpy as np
 
 from adapters.extractive.answer import answer_pieces
 from adapters.extractive.assess import DEFAULT_COVERAGE_THRESHOLD, assess_evidence
+from adapters.extractive.key_terms import parts_missing_key_terms
 from adapters.extractive.parts import question_parts, split_question
 from adapters.extractive.rewrite import rewrite_question
 from adapters.extractive.semantic import Similarities
@@ -101,6 +102,10 @@ class ExtractiveEngine:
             meaning=meaning,
         )
         return verdict, Usage()
+
+    async def unsupported_parts(self, question: str, evidence: Sequence[Hit]) -> list[str]:
+        """The parts whose key terms (entities, an asked quantity) the evidence lacks (key_terms.py)."""
+        return await asyncio.to_thread(parts_missing_key_terms, question, tuple(evidence))
 
     async def summarise(self, previous: str, turns: Sequence[Turn], *, max_tokens: int) -> tuple[str, Usage]:
         """Questions and fact-bearing answer sentences merged into the previous summary, within budget."""

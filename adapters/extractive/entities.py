@@ -38,6 +38,7 @@ _OPENERS = frozenset(
     ).split()
 )
 _ENTITY_FLAGS = ("nr", "ns", "nt", "nz")
+TITLED_KINDS = ("法", "条例", "细则", "手册", "章程", "中心", "委员会", "管理局", "大学", "医院", "法院")
 _NOT_IN_NAMES = frozenset("是的在和与被把对为有说将于向从给让叫也都就")
 _NOT_GIVEN_NAME = ("v", "u", "p", "c", "d", "r", "m", "q", "f")  # 吴 + 灭亡 is a state and a verb, not a name
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
@@ -206,6 +207,29 @@ def chinese_names(text: str) -> list[str]:
             name = token.word + following  # a surname jieba cut off its given name (林 + 远航)
         elif token.flag.startswith(_ENTITY_FLAGS) and len(token.word) >= 2 and CJK.search(token.word):
             name = token.word
+        else:
+            continue
+        if name not in found:
+            found.append(name)
+    return found
+
+
+def titled_terms(text: str) -> list[str]:
+    """Names of documents and bodies by their kind: a word of three or more characters, or a noun plus the
+    kind, ending in 法, 条例, 细则, 手册, 章程, 中心, 委员会, 管理局, 大学, 医院 or 法院 (行政复议法, 员工手册)."""
+    found: list[str] = []
+    tokens = [t for t in pos_tokens(text) if t.word.strip()]
+    for i, token in enumerate(tokens):
+        word = token.word
+        if len(word) >= 3 and CJK.match(word) and word.endswith(TITLED_KINDS):
+            name = word
+        elif (
+            word in TITLED_KINDS
+            and i > 0
+            and tokens[i - 1].flag.startswith("n")
+            and CJK.match(tokens[i - 1].word)
+        ):
+            name = tokens[i - 1].word + word
         else:
             continue
         if name not in found:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.extractive.entities import chinese_names, english_spans, normal, numbers, quoted
+from adapters.extractive.entities import chinese_names, english_spans, normal, numbers, quoted, titled_terms
 from adapters.extractive.terms import ALIASES, CJK, Haystack, fold, is_content, pos_tokens, squeeze, terms
 
 ENTITY_WEIGHT = 3.0
@@ -93,7 +93,8 @@ def answer_type_words(part: str) -> list[str]:
 
 
 def part_entities(part: str) -> list[str]:
-    """Entity-like terms of a part: quoted titles, proper-noun spans, acronyms, numbers, jieba names."""
+    """Entity-like terms of a part: quoted titles, proper-noun spans, acronyms, numbers, jieba names, and
+    names of documents and bodies by their kind (行政复议法, 员工手册)."""
     found: list[str] = []
     keys: set[str] = set()
 
@@ -112,6 +113,8 @@ def part_entities(part: str) -> list[str]:
         for match in _ACRONYM.finditer(part):
             add(match.group(0))
         for name in chinese_names(part):
+            add(name)
+        for name in titled_terms(part):
             add(name)
     else:
         for name in english_spans(part, question=True):

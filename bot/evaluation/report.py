@@ -19,6 +19,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("keywords", "answer keywords present"),
     ("notice_expected", "notice where expected"),
     ("false_notice", "notice where not expected"),
+    ("overruled", "model verdict overruled by key terms"),
     ("mean_rounds", "mean rounds"),
     ("calls", "calls/question rw·vote·assess·sum·ans"),
     ("latency", "latency p50 / p95 (s)"),

@@ -56,6 +56,7 @@ class QuestionResult:
     evidence_documents: list[str] = field(default_factory=list)
     calls: dict[str, int] = field(default_factory=dict)
     assessments_insufficient: int = 0
+    overruled: int = 0  # rounds whose model verdict the key-term check reversed
     seconds: float = 0.0
     answer: str = ""
 
@@ -89,6 +90,7 @@ def score_record(
     result.route_source = str(complexity.get("source") or "")
     result.escalated = bool(trace.get("escalated"))
     result.rounds = len(trace.get("rounds") or [])
+    result.overruled = sum(1 for step in trace.get("rounds") or [] if step.get("overruled"))
     result.stop_reason = str(trace.get("stop_reason") or "")
     result.notice = bool(details.get("notice"))
     result.engine = str(details.get("engine") or "")

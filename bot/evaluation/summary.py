@@ -56,6 +56,7 @@ class GroupSummary:
     keywords: Rate
     notice_expected: Rate
     false_notice: Rate
+    overruled: Rate
     mean_rounds: float
     calls: dict[str, float]
     latency_p50: float | None
@@ -119,6 +120,10 @@ def summarise(name: str, results: Sequence[QuestionResult]) -> GroupSummary:
         keywords=_gold_rate(answered, "keywords_found"),
         notice_expected=Rate(sum(result.notice for result in expected), len(expected)),
         false_notice=Rate(sum(result.notice for result in unexpected), len(unexpected)),
+        overruled=Rate(
+            sum(result.overruled > 0 for result in answered),
+            sum(result.calls.get("assess", 0) > 0 for result in answered),
+        ),
         mean_rounds=statistics.fmean(result.rounds for result in answered) if answered else 0.0,
         calls=calls,
         latency_p50=_percentile(seconds, 0.5),

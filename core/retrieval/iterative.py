@@ -211,6 +211,8 @@ class IterativeRetriever:
             state.missing = gap or (state.message("no_evidence") if not state.evidence else "")
         queries = pick_queries(list(assessment.queries), set(state.searched), limits.queries_per_round)
         step.update(sufficient=state.sufficient, missing=state.missing, next_queries=queries)
+        if assessment.overruled:
+            step["overruled"] = True  # the model said sufficient; the key-term check did not agree
         await emit(Assessed(round=number, sufficient=state.sufficient, missing=state.missing))
         if state.sufficient:
             return StopReason.SUFFICIENT, queries

@@ -255,3 +255,18 @@ async def test_citing_one_of_several_versions_says_which_version_was_cited(harne
     other = "2017-09-01" if cited.endswith("(2023-09-01)") else "2023-09-01"
     assert done.record.answer.endswith(f"另有 {other} 版本。")  # type: ignore[union-attr]
     assert "".join(e.text for e in events if isinstance(e, AnswerDelta)) == done.record.answer
+
+
+async def test_a_failed_model_rewrite_falls_back_to_the_extractive_rewrite() -> None:
+    """The model's rewrite fails: the extractive engine rewrites the follow-up, so its topic is searched."""
+    from adapters.extractive import ExtractiveEngine
+
+    harness = build_harness(fallback=ExtractiveEngine())  # type: ignore[arg-type]
+    await harness.store.answered(KEY.as_id(), "劳动合同试用期最长多久？", "不得超过六个月。")
+    harness.engine.rewrites.append(ModelUnavailable("down"))
+    events = await harness.ask("那违反了要赔多少？")
+    done = _final(events)
+    assert isinstance(done, Done)
+    assert harness.kb.queries == ["劳动合同试用期 违反了要赔多少？"]
+    assert done.record.details["rewrite_engine"] == "extractive (fallback)"
+    assert "model_unavailable" in done.record.details["rewrite_error"]
