@@ -35,7 +35,7 @@ class Location:
         return self.page == other.page and self.slide == other.slide and self.sheet == other.sheet
 
     def through(self, other: Location) -> Location:
-        """This location extended to other's last row (the span of a chunk packed from both)."""
+        """This location extended to other's last row (the span of a chunk packed from the two)."""
         last = other.last_row or other.first_row
         if not last:
             return self

@@ -76,7 +76,7 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
                     failures += 1
         report = await services.store.read_context(conversation_id)
         print(
-            f"conversation {conversation_id}: summary revision {report.revision}, "
+            f"conversation {conversation_id} · summary revision {report.revision}, "
             f"{report.compacted_rounds} turns compacted (originals kept) · {time.monotonic() - started:.1f} s",
             file=out,
         )

@@ -210,7 +210,7 @@ def test_kb_demo_prints_an_id_the_other_commands_open(home: Path, env: Runner) -
     as subprocesses, the way a newcomer runs them)."""
     demo = kb(clean_env(home), "demo")
     assert demo.returncode == 0, demo.stderr
-    found = re.search(r"^conversation (demo::\S+:): summary revision", demo.stdout, re.MULTILINE)
+    found = re.search(r"^conversation (demo::\S+:) · summary revision", demo.stdout, re.MULTILINE)
     assert found is not None
     conversation = found.group(1)
     assert f"kb chat --conversation {conversation}" in demo.stdout
