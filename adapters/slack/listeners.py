@@ -18,7 +18,7 @@ from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.intake import claim_message, seen_before
 from adapters.slack.markup import to_plain_text
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.render import FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE
+from adapters.slack.render import FEEDBACK, FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE, feedback_value
 from adapters.slack.slash import SlashRequest, handle_slash
 from adapters.slack.texts import t
 from adapters.slack.threads import EngagedThreads
@@ -108,11 +108,16 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
 
     async def on_feedback(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
-        value = "up" if action.get("action_id") == FEEDBACK_UP else "down"
+        if action.get("action_id") == FEEDBACK:  # Slack's feedback_buttons: the value says which
+            parsed = feedback_value(str(action.get("value") or ""))
+            if parsed is None:
+                return
+            value, record_id = parsed
+        else:  # the plain 👍/👎 buttons of answers posted before
+            value = "up" if action.get("action_id") == FEEDBACK_UP else "down"
+            record_id = int(action.get("value") or 0)
         user = (body.get("user") or {}).get("id", "")
-        record = await bot.thread_actions.record_feedback(
-            int(action.get("value") or 0), user_id=user, value=value
-        )
+        record = await bot.thread_actions.record_feedback(record_id, user_id=user, value=value)
         container = body.get("container") or {}
         if record is not None and container.get("channel_id"):
             lang = (
@@ -134,6 +139,7 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
         )
 
     app.action(SHOW_TRACE)(on_show_trace)
+    app.action(FEEDBACK)(on_feedback)
     app.action(FEEDBACK_UP)(on_feedback)
     app.action(FEEDBACK_DOWN)(on_feedback)
     app.action(re.compile(f"^{PAGE_ACTION_PREFIX}"))(on_trace_page)

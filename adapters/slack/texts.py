@@ -20,6 +20,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "show_trace": ("查看检索轨迹", "Show trace"),
     "helpful": ("👍 有帮助", "👍 Helpful"),
     "not_helpful": ("👎 没帮助", "👎 Not helpful"),
+    "helpful_label": ("这个回答有帮助", "This answer was helpful"),
+    "not_helpful_label": ("这个回答没有帮助", "This answer was not helpful"),
     "thanks_feedback": ("感谢反馈!", "Thanks for the feedback!"),
     # failures
     "failed": ("⚠️ {message}", "⚠️ {message}"),

@@ -223,8 +223,11 @@ class SlackHarness:
         thread_ts: str = "",
         user: str = "U1",
         view: dict[str, Any] | None = None,
+        kind: str = "button",
+        block_id: str = "b",
     ) -> int:
-        """A block_actions click on a message button (or on a modal when view is given)."""
+        """A block_actions click on a message element (kind "button" or "feedback_buttons"), or on a modal
+        when view is given."""
         payload: dict[str, Any] = {
             "type": "block_actions",
             "trigger_id": f"trig{next(self._ids)}",
@@ -233,7 +236,7 @@ class SlackHarness:
             "response_url": self.mock.response_url("action"),
             "api_app_id": "A1",
             "actions": [
-                {"action_id": action_id, "block_id": "b", "value": value, "type": "button", "action_ts": "1"}
+                {"action_id": action_id, "block_id": block_id, "value": value, "type": kind, "action_ts": "1"}
             ],
         }
         if view is not None:

@@ -93,7 +93,7 @@ async def test_a_long_answer_is_split_into_sections_and_continued_in_further_rep
     assert positions == sorted(positions)
     assert all(len(m.blocks) <= 50 for m in replies)
     assert "Sources" in replies[-1].block_text() and "Sources" not in replies[0].block_text()
-    assert replies[-1].blocks[-1]["type"] == "actions"
+    assert [b["type"] for b in replies[-1].blocks[-2:]] == ["actions", "context_actions"]
 
 
 async def test_a_second_question_in_a_busy_thread_is_queued_and_answered_after_the_first(
