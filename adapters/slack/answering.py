@@ -19,7 +19,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.intake import claim_event, claim_message, conversation_key, destination_of
+from adapters.slack.intake import asker, claim_event, claim_message, conversation_key, destination_of
 from adapters.slack.outbox import Destination, Outbox, placeholder_ts
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.progress import ProgressView, placeholder_message
@@ -120,7 +120,11 @@ class Answerer:
         due = time.time() + self.outbox.options.lease
         try:
             record, created = await self.store.add_question(
-                conversation_id, text, event_key=message.event_key, delivery=Delivery(due=due)
+                conversation_id,
+                text,
+                event_key=message.event_key,
+                delivery=Delivery(due=due),
+                asked_by=asker(message.team_id, message.user_id),
             )
         except InvalidInput as exc:
             if await claim_message(self.store, message, event_id):
