@@ -24,6 +24,7 @@ from adapters.slack.listeners import register_listeners
 from adapters.slack.outbox import Outbox, OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.rate_budget import DEFAULT_LIMIT, UpdateBudget
+from adapters.slack.streaming_support import StreamingMode, StreamingSupport
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import BotIdentity
 from core.budget import count_tokens
@@ -48,6 +49,9 @@ class SlackOptions:
     delivery_settle: float = 5.0  # a finished record is left to its own instance this long first
     resume_interrupted: bool = False  # answer interrupted questions again instead of "please ask again"
     event_claims_ttl: float = 86400.0  # how long event ids and message keys are remembered
+    streaming: StreamingMode = "auto"  # KB_SLACK_STREAMING: native streaming where the workspace allows it
+    stream_interval: float = 0.5  # seconds between appends to one streamed answer
+    appends_per_minute: int = 90  # chat.appendStream budget for the workspace (Tier 4, 100+ per minute)
 
 
 def build_web_client(
@@ -97,6 +101,8 @@ class SlackBot:
         self.channel_config = channel_config
         self.identity: BotIdentity | None = None
         self.budget = UpdateBudget(limit=self.options.updates_per_minute)
+        self.streaming = StreamingSupport(self.options.streaming)
+        self.stream_budget = UpdateBudget(limit=self.options.appends_per_minute, reserve=0)
         self.engaged = EngagedThreads(pipeline.store)
         self.outbox = Outbox(
             delivery_client(client), pipeline.store, budget=self.budget, options=self.options.delivery
@@ -110,6 +116,9 @@ class SlackBot:
             min_edit_interval=self.options.min_edit_interval,
             resume_interrupted=self.options.resume_interrupted,
             all_datasets=all_datasets,
+            streaming=self.streaming,
+            stream_budget=self.stream_budget,
+            stream_interval=self.options.stream_interval,
         )
         self.sweeper = OrphanSweeper(pipeline.store, pipeline.lock, grace=self.options.pending_grace)
         self.thread_actions = ThreadActions(client, pipeline)

@@ -203,3 +203,40 @@ def check_home_view(view: Any, *, method: str = "views.publish") -> list[str]:
     if len(str(view.get("callback_id", ""))) > ID_MAX:
         problems.append(f"{method}: callback_id too long")
     return problems
+
+
+TASK_STATUSES = {"pending", "in_progress", "complete", "error"}
+STOP_STREAM_BLOCKS = 50
+
+
+def check_stream_call(params: dict[str, Any], *, method: str) -> list[str]:
+    """Problems with a chat.startStream / appendStream / stopStream call: markdown_text of at most 12,000
+    characters per call, known chunk types, task updates with an id, a title and a known status, and at
+    most 50 valid blocks on stopStream."""
+    problems: list[str] = []
+    text = str(params.get("markdown_text") or "")
+    chunks = params.get("chunks") or []
+    if not isinstance(chunks, list):
+        return [f"{method}: chunks is not a list"]
+    for index, chunk in enumerate(chunks):
+        at = f"{method} chunks[{index}]"
+        kind = chunk.get("type") if isinstance(chunk, dict) else None
+        if kind == "markdown_text":
+            text += str(chunk.get("text") or "")
+        elif kind == "task_update":
+            if not chunk.get("id") or not str(chunk.get("title") or "").strip():
+                problems.append(f"{at}: a task update needs an id and a title")
+            if chunk.get("status") not in TASK_STATUSES:
+                problems.append(f"{at}: task status {chunk.get('status')!r}")
+        elif kind == "plan_update":
+            if not chunk.get("title"):
+                problems.append(f"{at}: a plan update needs a title")
+        elif kind == "blocks":
+            problems += check_blocks(chunk.get("blocks"), max_blocks=STOP_STREAM_BLOCKS, where=at)
+        else:
+            problems.append(f"{at}: unknown chunk type {kind!r}")
+    if len(text) > MARKDOWN_TEXT:
+        problems.append(f"{method}: {len(text)} characters of markdown in one call > {MARKDOWN_TEXT}")
+    if method == "chat.stopStream" and params.get("blocks") is not None:
+        problems += check_blocks(params["blocks"], max_blocks=STOP_STREAM_BLOCKS, where=method)
+    return problems

@@ -8,6 +8,7 @@ import itertools
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -22,6 +23,7 @@ from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
+from tests.slack.mock_slack_methods import PostedMessage
 
 SECRET = "test-signing-secret"
 FAST_DELIVERY = OutboxOptions(post_rate=50.0, post_burst=10, retry_base=0.05, redeliver_base=0.05)
@@ -32,7 +34,10 @@ FAST = SlackOptions(
     sweep_interval=0.1,
     pending_grace=0.5,
     delivery_settle=0.2,
+    streaming="edit",
+    stream_interval=0.05,
 )
+NATIVE = replace(FAST, streaming="auto")
 
 
 def default_settings() -> Settings:
@@ -45,6 +50,17 @@ def default_settings() -> Settings:
             "default": ChannelConfig(datasets=["docs"]),
         }
     )
+
+
+def progress_seen(message: PostedMessage) -> str:
+    """Everything a reply showed while it worked: its intermediate edits (edit path), or every task update
+    of its timeline, titles, details and outputs (native streaming)."""
+    if message.task_history:
+        return "\n".join(
+            " ".join(str(task.get(key) or "") for key in ("title", "details", "output"))
+            for task in message.task_history
+        )
+    return "\n".join(str(version["blocks"]) for version in message.versions)
 
 
 def sign(body: str, *, timestamp: int, secret: str = SECRET) -> str:

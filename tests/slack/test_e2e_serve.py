@@ -156,7 +156,8 @@ async def test_kb_serve_with_no_configuration_answers_a_mention_from_every_datas
 async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
     environment: dict[str, str],
 ) -> None:
-    """Signed events to a real `kb serve` produce a placeholder edited into a sourced answer, then a follow-up."""
+    """Signed events to a real `kb serve` produce a natively streamed, sourced answer (its phases as a task
+    timeline), then a follow-up."""
     mock = await MockSlackApi().start()
     port = _free_port()
     env = {
@@ -226,7 +227,9 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
     first, second = mock.thread("C1", "1700.000100")
     assert "make deploy" in first.block_text() and "Deploy guide" in first.block_text()
     assert "make rollback" in second.block_text()
-    assert "⏳" in str(first.versions[0]["blocks"]) and "⏳" not in first.block_text()
+    assert first.task_display_mode == "timeline" and not first.streaming
+    assert first.tasks and all(task["status"] == "complete" for task in first.tasks.values())
+    assert "⏳" not in first.block_text() and mock.calls_to("chat.stopStream")
     assert not any("forged" in m.block_text() for m in mock.messages.values())
     assert server.returncode == 0, stderr.decode()
     assert "HTTP mode on" in stdout.decode() and "stopped (0 answer(s) interrupted)" in stdout.decode()
