@@ -84,7 +84,9 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
 def slack_options(settings: Settings) -> SlackOptions:
     """The Slack bot's knobs that come from settings."""
     return SlackOptions(
-        resume_interrupted=settings.kb_resume_interrupted, pending_grace=settings.kb_pending_grace
+        resume_interrupted=settings.kb_resume_interrupted,
+        pending_grace=settings.kb_pending_grace,
+        streaming=settings.kb_slack_streaming,  # type: ignore[arg-type]  # validated against STREAMING_MODES
     )
 
 
