@@ -99,7 +99,9 @@ class Answerer:
         streaming: StreamingSupport | None = None,
         stream_budget: UpdateBudget | None = None,
         stream_interval: float = DEFAULT_STREAM_INTERVAL,
+        on_first_in_dm_thread: Callable[[str, str, str], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
+        self.on_first_in_dm_thread = on_first_in_dm_thread  # (channel, thread_ts, question): the pane's title
         self.client = client
         self.streaming = streaming or StreamingSupport("edit")
         self.stream_budget = stream_budget or UpdateBudget(limit=90, reserve=0)
@@ -178,6 +180,13 @@ class Answerer:
             return
         await claim_event(self.store, event_id, record.id)
         self.engaged.remember(message.key)
+        if (
+            self.on_first_in_dm_thread is not None
+            and message.is_dm
+            and message.in_thread
+            and len(await self.store.list_records(conversation_id, limit=2)) == 1  # the thread's first
+        ):
+            self._in_background(self.on_first_in_dm_thread(message.channel_id, message.thread_ts, text))
         await self._answer_record(record, message.key, config, lang, question_text=text)
 
     async def resume(self, record: Record) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.actions import ThreadActions
 from adapters.slack.answering import Answerer
+from adapters.slack.assistant_pane import AssistantPane
+from adapters.slack.catalogue import Catalogue, KnowledgeCatalogue
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.home_tab import HomeTab
 from adapters.slack.listeners import register_listeners
 from adapters.slack.outbox import Outbox, OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
@@ -94,8 +97,13 @@ class SlackBot:
         socket_mode: bool = False,
         options: SlackOptions | None = None,
         all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
+        catalogue: KnowledgeCatalogue | None = None,
+        channel_scopes: Mapping[str, ChannelConfig] | None = None,
     ) -> None:
         self.options = options or SlackOptions()
+        self.catalogue = Catalogue(catalogue)
+        self.channel_scopes = dict(channel_scopes or {})  # the configured entries, for the Home tab
+        self.pane = AssistantPane(client, channel_config=channel_config, catalogue=self.catalogue)
         self.client = client
         self.pipeline = pipeline
         self.channel_config = channel_config
@@ -119,6 +127,14 @@ class SlackBot:
             streaming=self.streaming,
             stream_budget=self.stream_budget,
             stream_interval=self.options.stream_interval,
+            on_first_in_dm_thread=self.pane.set_title,
+        )
+        self.home = HomeTab(
+            client,
+            pipeline.store,
+            catalogue=self.catalogue,
+            scopes=self.channel_scopes,
+            channel_config=channel_config,
         )
         self.sweeper = OrphanSweeper(pipeline.store, pipeline.lock, grace=self.options.pending_grace)
         self.thread_actions = ThreadActions(client, pipeline)

@@ -23,6 +23,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "task_sufficient": ("资料已充分", "Evidence is sufficient"),
     "task_missing": ("仍缺少:{missing}", "Still missing: {missing}"),
     "task_writing": ("根据检索资料生成回答", "Writing the answer from the sources"),
+    # assistant pane
+    "prompts_heading": ("可以这样问:", "Try asking:"),
+    "prompt_title": ("《{title}》讲了什么", "About “{title}”"),
+    "prompt_message": ("《{title}》主要讲了什么?请列出要点。", "What are the key points of “{title}”?"),
     # final message
     "sources": ("来源", "Sources"),
     "show_trace": ("查看检索轨迹", "Show trace"),

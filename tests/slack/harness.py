@@ -21,6 +21,7 @@ from adapters.slack.outbox import OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings
+from core.models import DocumentInfo
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
 from tests.slack.mock_slack_methods import PostedMessage
@@ -69,6 +70,37 @@ def sign(body: str, *, timestamp: int, secret: str = SECRET) -> str:
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
+class FakeCatalogue:
+    """The knowledge base's datasets and documents, as the Slack surfaces read them (KnowledgeCatalogue)."""
+
+    def __init__(self, documents: dict[str, list[DocumentInfo]] | None = None) -> None:
+        self.documents = documents if documents is not None else default_documents()
+        self.listed = 0
+
+    async def list_datasets(self) -> list[str]:
+        self.listed += 1
+        return list(self.documents)
+
+    async def list_documents(self, dataset: str) -> list[DocumentInfo]:
+        return list(self.documents.get(dataset, []))
+
+
+def document(dataset: str, name: str, *, at: float, chunks: int = 3, enabled: bool = True) -> DocumentInfo:
+    return DocumentInfo(dataset, name.lower().replace(" ", "-"), name, f"{name}.md", "h", enabled, chunks, at)
+
+
+def default_documents() -> dict[str, list[DocumentInfo]]:
+    """docs: two guides and a disabled draft; laws: one Chinese statute."""
+    return {
+        "docs": [
+            document("docs", "Deploy guide", at=1_780_000_000.0),
+            document("docs", "Rollback runbook", at=1_790_000_000.0),
+            document("docs", "Old draft", at=1_795_000_000.0, enabled=False),
+        ],
+        "laws": [document("laws", "行政复议法", at=1_785_000_000.0, chunks=40)],
+    }
+
+
 class SlackHarness:
     """Start with `await harness.start()`; send events with event()/shortcut()/action()/command()."""
 
@@ -80,8 +112,10 @@ class SlackHarness:
         options: SlackOptions = FAST,
         mock: MockSlackApi | None = None,
         all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
+        catalogue: FakeCatalogue | None = None,
     ) -> None:
         self.all_datasets = all_datasets
+        self.catalogue = catalogue or FakeCatalogue()
         self.mock = mock or MockSlackApi()
         self.pipeline: Any = pipeline or FakePipeline()
         self.settings = settings or default_settings()
@@ -103,6 +137,8 @@ class SlackHarness:
             signing_secret=SECRET,
             options=self.options,
             all_datasets=self.all_datasets,
+            catalogue=self.catalogue,
+            channel_scopes=self.settings.channels,
         )
         if recover:
             await self.bot.start()
