@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from core.errors import KbError
-from core.models import DocumentInfo
+from core.knowledge.ingest_plan import TitledDocument
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,9 @@ class KnowledgeCatalogue(Protocol):
 
     async def list_datasets(self) -> Sequence[str]: ...
 
-    async def list_documents(self, dataset: str) -> list[DocumentInfo]: ...
+    async def list_titled_documents(self, dataset: str) -> list[TitledDocument]:
+        """A dataset's documents with their own titles ("" when a document has none)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +43,15 @@ class DatasetSummary:
     titles: tuple[str, ...] = ()  # enabled documents' titles, most recently ingested first
 
 
-def summarise(name: str, documents: Sequence[DocumentInfo]) -> DatasetSummary:
-    """The summary of a dataset's enabled documents (pure)."""
+def summarise(name: str, documents: Sequence[TitledDocument]) -> DatasetSummary:
+    """The summary of a dataset's enabled documents, titled by their own title, else their name (pure)."""
     enabled = sorted((d for d in documents if d.enabled), key=lambda d: (-d.updated_at, d.name))
     return DatasetSummary(
         name=name,
         documents=len(enabled),
         chunks=sum(d.chunk_count for d in enabled),
         last_ingest=max((d.updated_at for d in enabled), default=0.0),
-        titles=tuple(dict.fromkeys(d.name for d in enabled if d.name))[:TITLES_KEPT],
+        titles=tuple(dict.fromkeys(d.title or d.name for d in enabled if d.title or d.name))[:TITLES_KEPT],
     )
 
 
@@ -72,7 +74,7 @@ class Catalogue:
             return self._cached[1]
         try:
             names = sorted(await self.source.list_datasets())
-            found = [summarise(name, await self.source.list_documents(name)) for name in names]
+            found = [summarise(name, await self.source.list_titled_documents(name)) for name in names]
         except KbError as exc:
             log.warning("listing the knowledge base for Slack failed: %s", exc.en)
             return self._cached[1] if self._cached is not None else []

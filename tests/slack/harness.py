@@ -21,7 +21,7 @@ from adapters.slack.outbox import OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings
-from core.models import DocumentInfo
+from core.knowledge.ingest_plan import TitledDocument
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
 from tests.slack.mock_slack_methods import PostedMessage
@@ -73,7 +73,7 @@ def sign(body: str, *, timestamp: int, secret: str = SECRET) -> str:
 class FakeCatalogue:
     """The knowledge base's datasets and documents, as the Slack surfaces read them (KnowledgeCatalogue)."""
 
-    def __init__(self, documents: dict[str, list[DocumentInfo]] | None = None) -> None:
+    def __init__(self, documents: dict[str, list[TitledDocument]] | None = None) -> None:
         self.documents = documents if documents is not None else default_documents()
         self.listed = 0
 
@@ -81,15 +81,17 @@ class FakeCatalogue:
         self.listed += 1
         return list(self.documents)
 
-    async def list_documents(self, dataset: str) -> list[DocumentInfo]:
+    async def list_titled_documents(self, dataset: str) -> list[TitledDocument]:
         return list(self.documents.get(dataset, []))
 
 
-def document(dataset: str, name: str, *, at: float, chunks: int = 3, enabled: bool = True) -> DocumentInfo:
-    return DocumentInfo(dataset, name.lower().replace(" ", "-"), name, f"{name}.md", "h", enabled, chunks, at)
+def document(dataset: str, title: str, *, at: float, chunks: int = 3, enabled: bool = True) -> TitledDocument:
+    """A document named after its file, titled `title`."""
+    slug = title.lower().replace(" ", "-")
+    return TitledDocument(dataset, slug, f"{slug}.md", f"{slug}.md", "h", enabled, chunks, at, title=title)
 
 
-def default_documents() -> dict[str, list[DocumentInfo]]:
+def default_documents() -> dict[str, list[TitledDocument]]:
     """docs: two guides and a disabled draft; laws: one Chinese statute."""
     return {
         "docs": [
