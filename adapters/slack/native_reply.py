@@ -195,7 +195,7 @@ class NativeReply:
         while not self._finished and not self.dead:
             await self._wake.wait()
             self._wake.clear()
-            while not self._finished and not self.dead and (self._pending or self.timeline.has_changes):
+            while not self._finished and not self.dead and self._has_unsent():
                 delay = self._last_call + self.min_interval - self._clock()
                 if delay > 0:
                     await asyncio.sleep(delay)
@@ -207,6 +207,10 @@ class NativeReply:
                     if self._finished:
                         return
                     await self._append()
+
+    def _has_unsent(self) -> bool:
+        """Text or task changes not yet shown (including text a failed call left in the streamer)."""
+        return bool(self._pending or self._in_buffer or self.timeline.has_changes)
 
     async def _append(self) -> None:
         assert self.streamer is not None
@@ -275,13 +279,10 @@ class NativeReply:
             rest = self._pending + self.text.finish()
             self._pending = ""
             blocks = answer_footer(record, self.destination.lang)
-            fits = self._streamed + self._in_buffer + len(rest) <= STREAM_TEXT_MAX
-            if (
-                not fits
-                or len(blocks) > MESSAGE_BLOCKS_MAX
-                or sum(map(block_chars, blocks)) > MESSAGE_BLOCK_CHARS_MAX // 2
-            ):
-                carries, rest, blocks = False, "", None
+            text_chars = self._streamed + self._in_buffer + len(rest)
+            fits = text_chars <= STREAM_TEXT_MAX and len(blocks) <= MESSAGE_BLOCKS_MAX
+            if not fits or text_chars + sum(map(block_chars, blocks)) > MESSAGE_BLOCK_CHARS_MAX:
+                carries, rest, blocks = False, "", None  # the whole message stays within Slack's size
         self.timeline.end(failed=record.status != RecordStatus.ANSWERED)
         tries = self.outbox.options.final_update_tries if carries else 1
         failure, attempts = await self._stop(rest, list(self.timeline.changes()), blocks, tries=tries)
