@@ -117,8 +117,9 @@ class NativeReply:
     async def _start(self) -> None:
         destination = self.destination
         async with self.outbox.pacer.turn(destination.channel):
-            if self._final is not None:
-                return  # the answer was ready first: it is posted whole, no stream needed
+            if self._final is not None:  # the answer was ready first: this turn posts it, no stream needed
+                await self._post_final_in_turn(self._final[0])
+                return
             streamer = await self.outbox.client.chat_stream(
                 channel=destination.channel,
                 thread_ts=destination.thread_ts,
@@ -158,6 +159,19 @@ class NativeReply:
         self.record = await self.outbox.save(self.record, delivery, reply_ref=destination.ref(streamer.ts))
         self._flusher = asyncio.create_task(self._flush_loop(), name=f"stream flush {self.record.id}")
         self._wake.set()
+
+    async def _post_final_in_turn(self, message: SlackMessage) -> None:
+        """Post the final content's first message in the turn already held (finish() does the rest)."""
+        ts, failure, tries = await self.outbox.post_in_turn(self.destination, lambda: message)
+        delivery = self.record.delivery or Delivery()
+        delivery = replace(delivery, attempts=delivery.attempts + tries)
+        if ts is None:
+            self.record = await self.outbox.save(
+                self.record, replace(delivery, error=failure.code if failure else "?")
+            )
+            return
+        delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=1, error="")
+        self.record = await self.outbox.save(self.record, delivery, reply_ref=self.destination.ref(ts))
 
     def _fall_back(self) -> None:
         """Hand this answer to the edit-in-place path, showing everything seen so far."""

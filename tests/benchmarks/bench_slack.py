@@ -14,8 +14,9 @@ to the final answer, with the streamed/edited ratio. The mock also enforces the 
 
 Setup: the mock Slack Web API answers 429 with Retry-After beyond Slack's published limits:
 chat.postMessage about 1 per second per channel with a burst of 3, and 300 per minute for the workspace;
-chat.update 50 per sliding minute for the workspace (Tier 3). The bot (SlackBot + Bolt AsyncApp served
-over HTTP, production options: one edit per second per message, 50 updates per minute, posts paced at one
+chat.update 50 per sliding minute for the workspace (Tier 3); chat.startStream and chat.stopStream 20,
+chat.appendStream 100 per minute (Tiers 2 and 4). The bot (SlackBot + Bolt AsyncApp served
+over HTTP, production options: native streaming where Slack allows it, one edit per second per message, 50 updates per minute, posts paced at one
 per second per channel with a burst of 2) answers with core's Pipeline (single search over an in-memory
 knowledge base, LlmEngine over adapters.models.openai_chat, an in-memory store) against the test model
 server answering every call after --delay seconds (streamed). Every question is one signed app_mention in
@@ -61,6 +62,7 @@ from tests.slack.mock_slack_api import ApiCall, MockSlackApi  # noqa: E402
 CHANNEL_RATE, CHANNEL_BURST = 1.0, 3  # what the mock enforces per channel (Slack: ~1/s, short bursts)
 WORKSPACE_POSTS_PER_MINUTE = 300
 UPDATES_PER_MINUTE = 50
+STREAM_TIERS = {"chat.startStream": 20, "chat.stopStream": 20, "chat.appendStream": 100}
 FINAL_MARK = "kb_answer_"  # the block_id of the actions block that only final answers carry
 
 
@@ -121,6 +123,8 @@ async def run(name: str, questions: int, channels: int, delay: float, storm: flo
     mock.channel_post_limit(per_second=CHANNEL_RATE, burst=CHANNEL_BURST)
     mock.tier_limit("chat.postMessage", per_minute=WORKSPACE_POSTS_PER_MINUTE)
     mock.tier_limit("chat.update", per_minute=UPDATES_PER_MINUTE)
+    for method, per_minute in STREAM_TIERS.items():
+        mock.tier_limit(method, per_minute=per_minute)
     if storm:  # Slack refusing every post and edit for a while (another app, an incident)
         mock.throttle_for("chat.postMessage", storm, retry_after=1)
         mock.throttle_for("chat.update", storm, retry_after=1)
@@ -170,10 +174,10 @@ async def run(name: str, questions: int, channels: int, delay: float, storm: flo
     for call in mock.calls:
         if call.status != 200:
             continue
-        if call.method == "chat.postMessage":
+        if call.method in ("chat.postMessage", "chat.startStream"):  # a new reply: a post or a stream
             thread = (str(call.params.get("channel")), str(call.params.get("thread_ts")))
             first_post.setdefault(thread, call.at)
-        elif call.method == "chat.update":
+        elif call.method in ("chat.update", "chat.appendStream", "chat.stopStream"):
             thread = thread_of.get(str(call.params.get("ts")), ("", ""))
         else:
             continue
@@ -243,7 +247,6 @@ def report(result: Result, delay: float) -> None:
 
 
 ANSWER_MARK = "Service runbooks say"  # words only the model's answer contains
-STREAM_TIERS = {"chat.startStream": 20, "chat.stopStream": 20, "chat.appendStream": 100}
 
 
 @dataclass

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
 from adapters.slack.safe_markdown import ZERO_WIDTH_SPACE
 from core.events import AnswerDelta, ContextLoading, Done, Generating, Progress
 from core.models import DeliveryState, Question, Record, RecordStatus
-from tests.slack.harness import NATIVE, SlackHarness
+from tests.slack.harness import FAST_DELIVERY, NATIVE, SlackHarness
 from tests.slack.mock_slack_methods import PostedMessage
 
 
@@ -254,3 +255,30 @@ async def test_shutdown_mid_stream_marks_the_answer_interrupted_in_its_message(s
     record = _record(slack)
     assert record.status == RecordStatus.INTERRUPTED
     assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
+
+
+async def test_a_burst_in_one_channel_uses_one_posting_turn_per_answer() -> None:
+    """Twelve questions at once in one channel at four posts a second: answers ready before their turn
+    are posted whole in that turn (no stream, no second post), the others stream; every answer is one new
+    message and all are delivered (bench_slack.py --scenario one measures the pace)."""
+    options = replace(NATIVE, delivery=replace(FAST_DELIVERY, post_rate=4.0, post_burst=2))
+    harness = await SlackHarness(options=options).start()
+    harness.mock.channel_post_limit(per_second=4.0, burst=3)
+    try:
+        await asyncio.gather(
+            *(harness.event(harness.mention(f"burst {i}?", ts=f"5200.{i:06d}")) for i in range(12))
+        )
+        await harness.bot.wait_idle(30)
+        for i in range(12):
+            [shown] = harness.mock.thread("C1", f"5200.{i:06d}")
+            assert "The answer is in the guide" in shown.block_text() and "Sources" in shown.block_text()
+        new_replies = len(harness.mock.calls_to("chat.postMessage")) + len(
+            harness.mock.calls_to("chat.startStream")
+        )
+        assert new_replies == 12 and harness.mock.rate_limited["chat.postMessage"] == 0
+        states = {r.delivery.state for r in harness.pipeline.store.records.values() if r.delivery}
+        assert states == {DeliveryState.DELIVERED}
+    finally:
+        await harness.close()
+        await harness.mock.close()
+    assert harness.mock.violations == []
