@@ -86,6 +86,12 @@ async def test_a_pane_thread_gets_prompts_from_its_documents_a_title_and_threade
     )
     await slack.mock.wait_for(lambda: bool(slack.mock.ephemerals))
     assert "Retrieval" in json.dumps(slack.mock.ephemerals[-1]["blocks"], ensure_ascii=False)
+    compact = slack.message(
+        "<@UBOT> compact", ts="1300.000500", thread_ts=THREAD, channel=PANE, channel_type="im"
+    )
+    await slack.event(compact)
+    await slack.mock.wait_for(lambda: len(slack.mock.ephemerals) == 2)
+    assert "compact" in slack.mock.ephemerals[-1]["text"].lower()  # compaction runs on the pane's thread too
 
 
 async def test_configured_prompts_win_over_document_titles() -> None:
