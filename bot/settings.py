@@ -16,6 +16,7 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.streaming_support import STREAMING_MODES
 from core.budget import float_setting, setting
 from core.models import RETRIEVAL_MODES, SEARCH_MODES
 
@@ -58,6 +59,7 @@ BOOL_DEFAULTS: dict[str, bool] = {"kb_answer_fallback": True, "kb_resume_interru
 CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "kb_retrieval_mode": ("auto", RETRIEVAL_MODES),
     "kb_search_mode": ("blend", SEARCH_MODES),
+    "kb_slack_streaming": ("auto", STREAMING_MODES),
 }
 
 
@@ -138,6 +140,7 @@ class Settings(BaseSettings):
     slack_app_token: str | None = None
     slack_signing_secret: str | None = None
     slack_api_url: str | None = None
+    kb_slack_streaming: str = "auto"  # auto | native | edit: how answers show up while they are written
 
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)
 

@@ -306,6 +306,7 @@ class Record:
     created_at: float = 0.0
     updated_at: float = 0.0
     delivery: Delivery | None = None  # None: not delivered to a chat (the CLI prints its answers itself)
+    asked_by: str | None = None  # who asked, as the front end names them ("slack:T1:U1"); None from the CLI
 
 
 @dataclass(frozen=True, slots=True)

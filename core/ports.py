@@ -193,9 +193,14 @@ class ConversationStore(Protocol):
         event_key: str | None = None,
         reply_ref: str | None = None,
         delivery: Delivery | None = None,
+        asked_by: str | None = None,
     ) -> tuple[Record, bool]:
-        """Store a pending record (with its delivery state when a chat front end delivers it).
-        With an event_key already used, returns (existing, False)."""
+        """Store a pending record (with its delivery state when a chat front end delivers it, and who
+        asked when it knows). With an event_key already used, returns (existing, False)."""
+        ...
+
+    async def recent_questions(self, asked_by: str, *, limit: int = 5) -> list[Record]:
+        """The latest `limit` records asked by this person (any status, any conversation), newest first."""
         ...
 
     async def get_record(self, record_id: int) -> Record | None: ...

@@ -266,6 +266,7 @@ class InMemoryConversationStore:
         event_key: str | None = None,
         reply_ref: str | None = None,
         delivery: Delivery | None = None,
+        asked_by: str | None = None,
     ) -> tuple[Record, bool]:
         if event_key is not None:
             for record in self.records.values():
@@ -282,10 +283,17 @@ class InMemoryConversationStore:
             created_at=now,
             updated_at=now,
             delivery=delivery,
+            asked_by=asked_by,
         )
         self.records[record.id] = record
         self._next_id += 1
         return record, True
+
+    async def recent_questions(self, asked_by: str, *, limit: int = 5) -> list[Record]:
+        if limit <= 0 or not asked_by:
+            return []
+        mine = [r for r in self.records.values() if r.asked_by == asked_by]
+        return sorted(mine, key=lambda r: r.id, reverse=True)[:limit]
 
     async def get_record(self, record_id: int) -> Record | None:
         return self.records.get(record_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from adapters.extractive import ExtractiveEngine
 from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
 from adapters.models.openai_chat import OpenAIChatModel
+from adapters.slack.catalogue import KnowledgeCatalogue
 from adapters.store.backends import SqlConversationStore
 from core.conversation.locks import LocalConversationLock
 from core.ports import (
@@ -41,4 +42,5 @@ def conforming(
     index: tuple[DocumentIndex, DocumentIndex] = (chroma, FakeDocumentIndex())
     chat: tuple[ChatModel, ChatModel] = (openai, FakeChatModel())
     lock: ConversationLock = LocalConversationLock()
-    return stores, engines, check, kb, index, chat, lock
+    catalogue: KnowledgeCatalogue = chroma  # the Slack Home tab and pane read the knowledge base through it
+    return stores, engines, check, kb, index, chat, lock, catalogue

@@ -103,3 +103,17 @@ def test_resume_and_grace_settings_are_read_and_clamped(monkeypatch: pytest.Monk
     assert Settings().kb_resume_interrupted is True and Settings().kb_pending_grace == 5.0
     monkeypatch.setenv("KB_RESUME_INTERRUPTED", "maybe")
     assert Settings().kb_resume_interrupted is False
+
+
+def test_slack_streaming_is_auto_native_or_edit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KB_SLACK_STREAMING defaults to auto, takes native or edit (any case), and falls back to auto on garbage;
+    kb serve hands it to the Slack bot."""
+    from bot.cli.serve import slack_options
+
+    assert Settings().kb_slack_streaming == "auto"
+    monkeypatch.setenv("KB_SLACK_STREAMING", "EDIT")
+    assert slack_options(Settings()).streaming == "edit"
+    monkeypatch.setenv("KB_SLACK_STREAMING", "native")
+    assert slack_options(Settings()).streaming == "native"
+    monkeypatch.setenv("KB_SLACK_STREAMING", "sometimes")
+    assert Settings().kb_slack_streaming == "auto"

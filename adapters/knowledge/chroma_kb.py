@@ -24,7 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -34,9 +34,12 @@ from adapters.knowledge.chroma_catalog import CatalogEntry, document_version
 from adapters.knowledge.chroma_store import DEFAULT_FUSION, ChromaStore, EmbedderFor
 from core.errors import InvalidInput, KbError, NotFound
 from core.knowledge.chunking import embedding_text
+from core.knowledge.ingest_plan import TitledDocument
 from core.knowledge.search import clamp_limit, clamp_threshold, fuse, merge_ranked, parse_mode
 from core.models import Chunk, DocumentInfo, Hit, SearchRequest
 from core.ports import Embedder
+
+_INFO_FIELDS = tuple(field.name for field in fields(DocumentInfo))
 
 __all__ = ["DEFAULT_FUSION", "ChromaKnowledgeBase", "EmbedderFor"]
 log = logging.getLogger(__name__)
@@ -116,6 +119,17 @@ class ChromaKnowledgeBase(ChromaStore):
             return []
         handle = await self._fresh(handle)
         return [entry.info for entry in handle.catalog.entries()]
+
+    async def list_titled_documents(self, dataset: str) -> list[TitledDocument]:
+        """list_documents with each document's own title (as read at ingest; "" when it had none)."""
+        handle = await self._open(dataset)
+        if handle is None:
+            return []
+        handle = await self._fresh(handle)
+        return [
+            TitledDocument(**{name: getattr(entry.info, name) for name in _INFO_FIELDS}, title=entry.title)
+            for entry in handle.catalog.entries()
+        ]
 
     async def replace_document(
         self, dataset: str, document: DocumentInfo, chunks: Sequence[Chunk], *, embedding_model: str

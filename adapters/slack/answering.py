@@ -14,24 +14,28 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.blocks import SlackMessage
 from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.intake import claim_event, claim_message, conversation_key, destination_of
+from adapters.slack.intake import asker, claim_event, claim_message, conversation_key, destination_of
+from adapters.slack.native_reply import NativeReply
 from adapters.slack.outbox import Destination, Outbox, placeholder_ts
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.progress import ProgressView, placeholder_message
+from adapters.slack.progress import ProgressView
+from adapters.slack.rate_budget import UpdateBudget
 from adapters.slack.render import answer_messages, final_messages, notice_message, record_lang
 from adapters.slack.reply import LiveReply
 from adapters.slack.slack_errors import CALL_ERRORS
+from adapters.slack.streaming_support import StreamingSupport
 from adapters.slack.texts import failure_text, t
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import IncomingMessage
 from adapters.slack.users import UserNames
 from core.errors import InvalidInput
-from core.events import Done, Failed
+from core.events import Done, Failed, Progress
 from core.models import (
     ConversationKey,
     Delivery,
@@ -45,6 +49,37 @@ from core.models import (
 from core.ports import ConversationStore
 
 log = logging.getLogger(__name__)
+DEFAULT_STREAM_INTERVAL = 0.5  # seconds between appends to one stream (Slack suggests 0.5-1 s)
+
+
+class AnswerReply(Protocol):
+    """The Slack side of one answer in flight: edited in place (LiveReply) or streamed (NativeReply)."""
+
+    destination: Destination
+
+    def begin(self, *, queued_behind: int = 0) -> None:
+        """Show that the question is being worked on (returns at once)."""
+        ...
+
+    def progress(self, event: Progress) -> None:
+        """Fold a pipeline event into what the reply shows (never blocks)."""
+        ...
+
+    async def finish(self, record: Record, messages: list[SlackMessage]) -> Record:
+        """Make the final messages the record's visible reply; the record with its delivery state."""
+        ...
+
+    async def close(self) -> None:
+        """Stop sending anything more for this answer."""
+        ...
+
+
+def recipient_of(record: Record) -> tuple[str, str] | None:
+    """(team id, user id) of the person who asked, from records.asked_by "slack:T:U"."""
+    parts = (record.asked_by or "").split(":")
+    if len(parts) != 3 or parts[0] != "slack" or not parts[1] or not parts[2]:
+        return None
+    return parts[1], parts[2]
 
 
 class Answerer:
@@ -61,8 +96,16 @@ class Answerer:
         min_edit_interval: float,
         resume_interrupted: bool = False,
         all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
+        streaming: StreamingSupport | None = None,
+        stream_budget: UpdateBudget | None = None,
+        stream_interval: float = DEFAULT_STREAM_INTERVAL,
+        on_first_in_dm_thread: Callable[[str, str, str], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
+        self.on_first_in_dm_thread = on_first_in_dm_thread  # (channel, thread_ts, question): the pane's title
         self.client = client
+        self.streaming = streaming or StreamingSupport("edit")
+        self.stream_budget = stream_budget or UpdateBudget(limit=90, reserve=0)
+        self.stream_interval = stream_interval
         self.pipeline = pipeline
         self.outbox = outbox
         self.engaged = engaged
@@ -71,7 +114,7 @@ class Answerer:
         self.resume_interrupted = resume_interrupted
         self.all_datasets = all_datasets
         self.names = UserNames(client)
-        self.in_flight: dict[int, LiveReply] = {}
+        self.in_flight: dict[int, AnswerReply] = {}
         self._active: dict[str, int] = {}
         self._turns: dict[str, asyncio.Event] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -120,7 +163,11 @@ class Answerer:
         due = time.time() + self.outbox.options.lease
         try:
             record, created = await self.store.add_question(
-                conversation_id, text, event_key=message.event_key, delivery=Delivery(due=due)
+                conversation_id,
+                text,
+                event_key=message.event_key,
+                delivery=Delivery(due=due),
+                asked_by=asker(message.team_id, message.user_id),
             )
         except InvalidInput as exc:
             if await claim_message(self.store, message, event_id):
@@ -133,6 +180,13 @@ class Answerer:
             return
         await claim_event(self.store, event_id, record.id)
         self.engaged.remember(message.key)
+        if (
+            self.on_first_in_dm_thread is not None
+            and message.is_dm
+            and message.in_thread
+            and len(await self.store.list_records(conversation_id, limit=2)) == 1  # the thread's first
+        ):
+            self._in_background(self.on_first_in_dm_thread(message.channel_id, message.thread_ts, text))
         await self._answer_record(record, message.key, config, lang, question_text=text)
 
     async def resume(self, record: Record) -> None:
@@ -168,15 +222,10 @@ class Answerer:
             record = await self.outbox.save(
                 record, replace(record.delivery, state=DeliveryState.PLACEHOLDER, parts=0, error="")
             )
-        reply = LiveReply(
-            self.outbox, record, destination, min_edit_interval=self.min_edit_interval, placeholder_ts=shown
-        )
+        reply = self._new_reply(record, destination, placeholder=shown)
         self.in_flight[record.id] = reply
         try:
-            if shown is None:
-                reply.open(placeholder_message(lang, queued_behind=ahead))
-            else:
-                reply.show(placeholder_message(lang, queued_behind=ahead))
+            reply.begin(queued_behind=ahead)
             self._in_background(self._set_status(destination, t("status", lang)))
             question = Question(
                 conversation=key,
@@ -201,10 +250,36 @@ class Answerer:
             self.in_flight.pop(record.id, None)
             await reply.close()
 
+    def _new_reply(self, record: Record, destination: Destination, *, placeholder: str | None) -> AnswerReply:
+        """A streamed reply where the workspace streams and a new message is due; else edit in place."""
+
+        def edited(view: ProgressView | None = None) -> LiveReply:
+            return LiveReply(
+                self.outbox,
+                record,
+                destination,
+                min_edit_interval=self.min_edit_interval,
+                placeholder_ts=placeholder,
+                view=view,
+            )
+
+        recipient = recipient_of(record)
+        if placeholder is not None or recipient is None or not self.streaming.native_for(recipient[0]):
+            return edited()
+        return NativeReply(
+            self.outbox,
+            record,
+            destination,
+            recipient=recipient,
+            support=self.streaming,
+            budget=self.stream_budget,
+            min_interval=self.stream_interval,
+            fallback=edited,
+        )
+
     async def _run(
-        self, question: Question, record: Record, reply: LiveReply, entered: asyncio.Event
+        self, question: Question, record: Record, reply: AnswerReply, entered: asyncio.Event
     ) -> None:
-        view = ProgressView(lang=reply.destination.lang)
         try:
             async with contextlib.aclosing(self.pipeline.ask(question)) as events:  # type: ignore[type-var]
                 async for event in events:
@@ -215,8 +290,7 @@ class Answerer:
                     if isinstance(event, Failed):
                         await self._fail(record, reply, event, question.text)
                         return
-                    if view.apply(event):
-                        reply.show(view.message)
+                    reply.progress(event)
             log.error("the pipeline ended without a final event for record %s", record.id)
             await self._give_up(record, reply, "internal: no final event")
         except asyncio.CancelledError:
@@ -227,7 +301,7 @@ class Answerer:
         finally:
             self._in_background(self._set_status(reply.destination, ""))
 
-    async def _fail(self, record: Record, reply: LiveReply, failed: Failed, text: str) -> None:
+    async def _fail(self, record: Record, reply: AnswerReply, failed: Failed, text: str) -> None:
         current = failed.record or await self.store.get_record(record.id) or record
         if current.status == RecordStatus.PENDING:  # a failure the pipeline did not record
             current = await self.store.fail_record(
@@ -242,7 +316,7 @@ class Answerer:
         current = replace(current, details={**current.details, "user_message": reason})
         await reply.finish(current, final_messages(current))
 
-    async def _give_up(self, record: Record, reply: LiveReply, reason: str) -> None:
+    async def _give_up(self, record: Record, reply: AnswerReply, reason: str) -> None:
         current = await self.store.fail_record(record.id, status=RecordStatus.FAILED, reason=reason)
         await reply.finish(current, final_messages(current))
 

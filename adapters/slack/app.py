@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,11 +19,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.actions import ThreadActions
 from adapters.slack.answering import Answerer
+from adapters.slack.assistant_pane import AssistantPane
+from adapters.slack.catalogue import Catalogue, KnowledgeCatalogue
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.home_tab import HomeTab
 from adapters.slack.listeners import register_listeners
 from adapters.slack.outbox import Outbox, OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.rate_budget import DEFAULT_LIMIT, UpdateBudget
+from adapters.slack.streaming_support import StreamingMode, StreamingSupport
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import BotIdentity
 from core.budget import count_tokens
@@ -48,6 +52,9 @@ class SlackOptions:
     delivery_settle: float = 5.0  # a finished record is left to its own instance this long first
     resume_interrupted: bool = False  # answer interrupted questions again instead of "please ask again"
     event_claims_ttl: float = 86400.0  # how long event ids and message keys are remembered
+    streaming: StreamingMode = "auto"  # KB_SLACK_STREAMING: native streaming where the workspace allows it
+    stream_interval: float = 0.5  # seconds between appends to one streamed answer
+    appends_per_minute: int = 90  # chat.appendStream budget for the workspace (Tier 4, 100+ per minute)
 
 
 def build_web_client(
@@ -90,13 +97,20 @@ class SlackBot:
         socket_mode: bool = False,
         options: SlackOptions | None = None,
         all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
+        catalogue: KnowledgeCatalogue | None = None,
+        channel_scopes: Mapping[str, ChannelConfig] | None = None,
     ) -> None:
         self.options = options or SlackOptions()
+        self.catalogue = Catalogue(catalogue)
+        self.channel_scopes = dict(channel_scopes or {})  # the configured entries, for the Home tab
+        self.pane = AssistantPane(client, channel_config=channel_config, catalogue=self.catalogue)
         self.client = client
         self.pipeline = pipeline
         self.channel_config = channel_config
         self.identity: BotIdentity | None = None
         self.budget = UpdateBudget(limit=self.options.updates_per_minute)
+        self.streaming = StreamingSupport(self.options.streaming)
+        self.stream_budget = UpdateBudget(limit=self.options.appends_per_minute, reserve=0)
         self.engaged = EngagedThreads(pipeline.store)
         self.outbox = Outbox(
             delivery_client(client), pipeline.store, budget=self.budget, options=self.options.delivery
@@ -110,6 +124,17 @@ class SlackBot:
             min_edit_interval=self.options.min_edit_interval,
             resume_interrupted=self.options.resume_interrupted,
             all_datasets=all_datasets,
+            streaming=self.streaming,
+            stream_budget=self.stream_budget,
+            stream_interval=self.options.stream_interval,
+            on_first_in_dm_thread=self.pane.set_title,
+        )
+        self.home = HomeTab(
+            client,
+            pipeline.store,
+            catalogue=self.catalogue,
+            scopes=self.channel_scopes,
+            channel_config=channel_config,
         )
         self.sweeper = OrphanSweeper(pipeline.store, pipeline.lock, grace=self.options.pending_grace)
         self.thread_actions = ThreadActions(client, pipeline)

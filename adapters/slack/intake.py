@@ -48,6 +48,11 @@ async def claim_event(store: ConversationStore, event_id: str | None, record_id:
         await store.claim_event(EVENT_CLAIM + event_id, record_id=record_id)
 
 
+def asker(team_id: str, user_id: str) -> str:
+    """The store's name for a Slack user (records.asked_by): unique across workspaces."""
+    return f"slack:{team_id}:{user_id}"
+
+
 def conversation_key(record: Record) -> ConversationKey | None:
     """The Slack thread of a record, from its conversation id "slack:team:channel:thread_ts"."""
     parts = record.conversation_id.split(":")

@@ -8,17 +8,19 @@ import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.async_app import AsyncApp, AsyncAssistant
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.actions import ThreadActions, plain
 from adapters.slack.answering import Answerer
+from adapters.slack.assistant_pane import AssistantPane, SetPrompts
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.home_tab import HomeTab
 from adapters.slack.intake import claim_message, seen_before
 from adapters.slack.markup import to_plain_text
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.render import FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE
+from adapters.slack.render import FEEDBACK, FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE, feedback_value
 from adapters.slack.slash import SlashRequest, handle_slash
 from adapters.slack.texts import t
 from adapters.slack.threads import EngagedThreads
@@ -51,6 +53,8 @@ class ListenerHost(Protocol):
     engaged: EngagedThreads
     answerer: Answerer
     thread_actions: ThreadActions
+    pane: AssistantPane
+    home: HomeTab
 
     def spawn(self, coroutine: Coroutine[Any, Any, None], *, name: str = "") -> asyncio.Task[None]:
         """Run work after the ack."""
@@ -86,8 +90,28 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
             event_id = str(body.get("event_id") or "") or None
             bot.spawn(_consider(bot, message, bot_user_id, event_id), name=f"message {message.event_key}")
 
+    assistant = AsyncAssistant(logger=log)
+
+    async def on_pane_thread_started(payload: dict[str, Any], set_suggested_prompts: SetPrompts) -> None:
+        bot.spawn(bot.pane.thread_started(payload, set_suggested_prompts), name="pane thread started")
+
+    async def on_pane_context_changed() -> None:
+        """The pane answers from its own channel's scope, not the channel being viewed: nothing to keep."""
+
+    assistant.thread_started(on_pane_thread_started)
+    assistant.thread_context_changed(on_pane_context_changed)
+    app.assistant(assistant)  # pane questions (message.im in the pane's thread) pass on to on_message
+
     app.event("app_mention")(on_message)
     app.event("message")(on_message)
+
+    async def on_home_opened(body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]) -> None:
+        if event.get("tab", "home") != "home" or not event.get("user"):
+            return  # the Messages tab: nothing to publish
+        team_id, _ = _identity(bot, context, body)
+        bot.spawn(bot.home.publish(team_id=team_id, user_id=str(event["user"])), name="home tab")
+
+    app.event("app_home_opened")(on_home_opened)
 
     async def on_compact_shortcut(ack: Ack, shortcut: dict[str, Any], body: dict[str, Any]) -> None:
         await ack()
@@ -108,11 +132,16 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
 
     async def on_feedback(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
-        value = "up" if action.get("action_id") == FEEDBACK_UP else "down"
+        if action.get("action_id") == FEEDBACK:  # Slack's feedback_buttons: the value says which
+            parsed = feedback_value(str(action.get("value") or ""))
+            if parsed is None:
+                return
+            value, record_id = parsed
+        else:  # the plain 👍/👎 buttons of answers posted before
+            value = "up" if action.get("action_id") == FEEDBACK_UP else "down"
+            record_id = int(action.get("value") or 0)
         user = (body.get("user") or {}).get("id", "")
-        record = await bot.thread_actions.record_feedback(
-            int(action.get("value") or 0), user_id=user, value=value
-        )
+        record = await bot.thread_actions.record_feedback(record_id, user_id=user, value=value)
         container = body.get("container") or {}
         if record is not None and container.get("channel_id"):
             lang = (
@@ -134,6 +163,7 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
         )
 
     app.action(SHOW_TRACE)(on_show_trace)
+    app.action(FEEDBACK)(on_feedback)
     app.action(FEEDBACK_UP)(on_feedback)
     app.action(FEEDBACK_DOWN)(on_feedback)
     app.action(re.compile(f"^{PAGE_ACTION_PREFIX}"))(on_trace_page)

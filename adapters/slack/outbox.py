@@ -119,36 +119,41 @@ class Outbox:
         limits (up to rate_limited_tries, each after its Retry-After) and server errors (up to
         server_error_tries, with backoff) are retried inside the turn, so the channel keeps its order.
         """
-        tries = limited = errors = 0
         async with self.pacer.turn(destination.channel):
-            while True:
-                message = render()
-                tries += 1
-                try:
-                    response = await self.client.chat_postMessage(
-                        channel=destination.channel,
-                        thread_ts=destination.thread_ts,
-                        text=message.text,
-                        blocks=message.blocks,
-                    )
-                    return str(response["ts"]), None, tries
-                except CALL_ERRORS as exc:
-                    failure = failure_of(exc)
-                self.failures.append(failure)
-                log.info(
-                    "chat.postMessage in %s failed (%s), try %s", destination.channel, failure.code, tries
+            return await self.post_in_turn(destination, render)
+
+    async def post_in_turn(
+        self, destination: Destination, render: Callable[[], SlackMessage]
+    ) -> tuple[str | None, CallFailure | None, int]:
+        """post() for a caller already holding the channel's turn (a stream start that found its answer
+        ready uses its turn to post the answer)."""
+        tries = limited = errors = 0
+        while True:
+            message = render()
+            tries += 1
+            try:
+                response = await self.client.chat_postMessage(
+                    channel=destination.channel,
+                    thread_ts=destination.thread_ts,
+                    text=message.text,
+                    blocks=message.blocks,
                 )
-                if failure.retry_after is not None:
-                    limited += 1
-                    if limited >= self.options.rate_limited_tries:
-                        return None, failure, tries
-                    self.pacer.pause(destination.channel, failure.retry_after)
-                    await asyncio.sleep(failure.retry_after)
-                    continue
-                errors += 1
-                if not failure.transient or errors >= self.options.server_error_tries:
+                return str(response["ts"]), None, tries
+            except CALL_ERRORS as exc:
+                failure = failure_of(exc)
+            self.failures.append(failure)
+            log.info("chat.postMessage in %s failed (%s), try %s", destination.channel, failure.code, tries)
+            if failure.retry_after is not None:
+                limited += 1
+                if limited >= self.options.rate_limited_tries:
                     return None, failure, tries
-                await asyncio.sleep(self._pause(errors))
+                self.pacer.pause(destination.channel, failure.retry_after)
+                await asyncio.sleep(failure.retry_after)
+                continue
+            errors += 1
+            if not failure.transient or errors >= self.options.server_error_tries:
+                return None, failure, tries
+            await asyncio.sleep(self._pause(errors))
 
     def _pause(self, errors: int) -> float:
         """Backoff before retrying a server error within one delivery (capped)."""

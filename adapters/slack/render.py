@@ -13,6 +13,7 @@ from adapters.slack.blocks import (
     button,
     clip,
     context,
+    feedback_buttons,
     pack_messages,
     section,
     split_text,
@@ -25,7 +26,10 @@ from core.text import detect_language
 
 SHOW_TRACE = "kb_show_trace"
 _MARKS = re.compile(r"[*_`#>~]+")
-FEEDBACK_UP = "kb_feedback_up"
+FEEDBACK = (
+    "kb_feedback"  # Slack's feedback_buttons element; its values are "up:<record id>" / "down:<record id>"
+)
+FEEDBACK_UP = "kb_feedback_up"  # the plain buttons of answers posted before feedback_buttons (still handled)
 FEEDBACK_DOWN = "kb_feedback_down"
 _WEB = ("http://", "https://")
 
@@ -69,15 +73,47 @@ def source_lines(citations: list[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def answer_actions(record_id: int, lang: str) -> Block:
-    """The "Show trace" and feedback buttons of an answer (values carry the record id)."""
+def answer_actions(record_id: int, lang: str) -> list[Block]:
+    """The "Show trace" button and Slack's native 👍/👎 feedback element of an answer (values carry the
+    record id)."""
     value = str(record_id)
-    return actions(
-        button(t("show_trace", lang), action_id=SHOW_TRACE, value=value),
-        button(t("helpful", lang), action_id=FEEDBACK_UP, value=value),
-        button(t("not_helpful", lang), action_id=FEEDBACK_DOWN, value=value),
-        block_id=f"kb_answer_{record_id}",
-    )
+    return [
+        actions(
+            button(t("show_trace", lang), action_id=SHOW_TRACE, value=value),
+            block_id=f"kb_answer_{record_id}",
+        ),
+        feedback_buttons(
+            action_id=FEEDBACK,
+            positive=(t("helpful", lang), f"up:{value}", t("helpful_label", lang)),
+            negative=(t("not_helpful", lang), f"down:{value}", t("not_helpful_label", lang)),
+            block_id=f"kb_feedback_{record_id}",
+        ),
+    ]
+
+
+def feedback_value(value: str) -> tuple[str, int] | None:
+    """("up" | "down", record id) from a feedback_buttons value "up:7"; None when it is not one."""
+    verdict, _, record_id = value.partition(":")
+    if verdict not in ("up", "down") or not record_id.isdigit():
+        return None
+    return verdict, int(record_id)
+
+
+def answer_footer(record: Record, lang: str) -> list[Block]:
+    """What follows the answer text: the notice, the sources, the trace summary line and the actions."""
+    details = record.details
+    _, notice = split_notice(record.answer or "", details.get("notice"))
+    footer: list[Block] = [section(piece) for piece in split_text("⚠️ " + to_mrkdwn(notice))] if notice else []
+    sources = source_lines(list(details.get("citations") or []))
+    if sources:
+        footer.extend(
+            section(piece) for piece in split_text(f"*{t('sources', lang)}*\n" + "\n".join(sources))
+        )
+    summary = trace_summary(details, lang)
+    if summary:
+        footer.append(context(escape(summary)))
+    footer.extend(answer_actions(record.id, lang))
+    return footer
 
 
 def answer_messages(record: Record) -> list[SlackMessage]:
@@ -88,17 +124,7 @@ def answer_messages(record: Record) -> list[SlackMessage]:
     citations = list(details.get("citations") or [])
     trusted = {str(c.get("source")) for c in citations if str(c.get("source") or "").startswith(_WEB)}
     body = [section(piece) for piece in split_text(to_mrkdwn(answer, trusted_urls=trusted))] or [section("…")]
-    footer: list[Block] = [section(piece) for piece in split_text("⚠️ " + to_mrkdwn(notice))] if notice else []
-    sources = source_lines(citations)
-    if sources:
-        footer.extend(
-            section(piece) for piece in split_text(f"*{t('sources', lang)}*\n" + "\n".join(sources))
-        )
-    summary = trace_summary(details, lang)
-    if summary:
-        footer.append(context(escape(summary)))
-    footer.append(answer_actions(record.id, lang))
-    return pack_messages(body, footer, fallback=fallback_text(answer or notice))
+    return pack_messages(body, answer_footer(record, lang), fallback=fallback_text(answer or notice))
 
 
 def fallback_text(text: str) -> str:

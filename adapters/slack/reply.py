@@ -17,7 +17,9 @@ from dataclasses import replace
 from adapters.slack.blocks import SlackMessage
 from adapters.slack.editor import MessageEditor
 from adapters.slack.outbox import Destination, Outbox
+from adapters.slack.progress import ProgressView, placeholder_message
 from adapters.slack.slack_errors import CallFailure
+from core.events import Progress, Queued
 from core.models import Delivery, DeliveryState, Record
 
 Render = SlackMessage | Callable[[], SlackMessage]
@@ -34,11 +36,14 @@ class LiveReply:
         *,
         min_edit_interval: float,
         placeholder_ts: str | None = None,
+        view: ProgressView | None = None,
     ) -> None:
         self.outbox = outbox
         self.record = record
         self.destination = destination
         self.min_edit_interval = min_edit_interval
+        self.view = view or ProgressView(lang=destination.lang)
+        self._placeholder_ts = placeholder_ts
         self.editor: MessageEditor | None = None
         self._latest: Render | None = None
         self._final: list[SlackMessage] | None = None
@@ -48,7 +53,22 @@ class LiveReply:
         if placeholder_ts is not None:  # answering again in place (an interrupted record resumed)
             self._start_editing(placeholder_ts)
 
-    def open(self, placeholder: SlackMessage) -> None:
+    def begin(self, *, queued_behind: int = 0) -> None:
+        """Show that the question is being worked on: queue the placeholder post, or (answering again in
+        place) edit the visible reply into it."""
+        if queued_behind:
+            self.view.apply(Queued(position=queued_behind))
+        if self._placeholder_ts is None:
+            self.open(placeholder_message(self.destination.lang, queued_behind=queued_behind))
+        else:
+            self.show(self.view.message)
+
+    def progress(self, event: Progress) -> None:
+        """Fold a pipeline event into what the reply shows (an edit when it changed; never blocks)."""
+        if self.view.apply(event):
+            self.show(self.view.message)
+
+    def open(self, placeholder: Render) -> None:
         """Queue the placeholder post in its channel (returns at once)."""
         self._latest = placeholder
         if self.editor is None and self._opening is None:

@@ -13,7 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.access import can_user_see
 from adapters.slack.actions import ThreadActions, plain
-from adapters.slack.blocks import SlackMessage
+from adapters.slack.blocks import SlackMessage, section
 from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.permalinks import parse_permalink
 from adapters.slack.texts import t
@@ -81,18 +81,12 @@ async def handle_slash(
     verb = verb.lower()
     lang = detect_language(request.text) if request.text.strip() else "en"
     if verb in ("", "help", "帮助"):
-        return SlackMessage(
-            text="/kb help", blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": HELP[lang]}}]
-        )
+        return SlackMessage(text="/kb help", blocks=[section(HELP[lang])])
     if verb in ("settings", "config", "设置"):
         text = settings_text(request.channel_id, channel_config(request.channel_id), lang)
-        return SlackMessage(
-            text=text[:300], blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-        )
+        return SlackMessage(text=text[:300], blocks=[section(text)])
     if verb not in ("compact", "trace", "压缩", "轨迹"):
-        return SlackMessage(
-            text="/kb help", blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": HELP[lang]}}]
-        )
+        return SlackMessage(text="/kb help", blocks=[section(HELP[lang])])
     link = parse_permalink(rest)
     if link is None:
         return plain(t("bad_permalink", lang))

@@ -15,11 +15,25 @@ TEXTS: dict[str, tuple[str, str]] = {
     "received": ("收到,正在处理…", "Got it, working on it…"),
     "writing": ("正在输出回答…", "Writing…"),
     "status": ("正在查找资料…", "is searching the knowledge base…"),
+    # task timeline of a streamed answer
+    "task_queued": ("等待本话题串中前面的 {n} 个问题", "Waiting for {n} earlier question(s) in this thread"),
+    "task_context": ("读取会话上下文", "Reading the conversation context"),
+    "task_compacting": ("压缩会话上下文(超出 token 预算)", "Compacting the context (over the token budget)"),
+    "task_round": ("第 {round} 轮检索:{query}", "Round {round}: “{query}”"),
+    "task_sufficient": ("资料已充分", "Evidence is sufficient"),
+    "task_missing": ("仍缺少:{missing}", "Still missing: {missing}"),
+    "task_writing": ("根据检索资料生成回答", "Writing the answer from the sources"),
+    # assistant pane
+    "prompts_heading": ("可以这样问:", "Try asking:"),
+    "prompt_title": ("《{title}》讲了什么", "About “{title}”"),
+    "prompt_message": ("《{title}》主要讲了什么?请列出要点。", "What are the key points of “{title}”?"),
     # final message
     "sources": ("来源", "Sources"),
     "show_trace": ("查看检索轨迹", "Show trace"),
     "helpful": ("👍 有帮助", "👍 Helpful"),
     "not_helpful": ("👎 没帮助", "👎 Not helpful"),
+    "helpful_label": ("这个回答有帮助", "This answer was helpful"),
+    "not_helpful_label": ("这个回答没有帮助", "This answer was not helpful"),
     "thanks_feedback": ("感谢反馈!", "Thanks for the feedback!"),
     # failures
     "failed": ("⚠️ {message}", "⚠️ {message}"),

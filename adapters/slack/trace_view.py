@@ -6,9 +6,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from slack_sdk.models.views import View
+
 from adapters.slack.blocks import (
     MESSAGE_BLOCK_CHARS_MAX,
     MODAL_BLOCKS_MAX,
+    VIEW_TITLE_MAX,
     Block,
     actions,
     block_chars,
@@ -221,11 +224,12 @@ def trace_modal(record: Record, *, page: int = 0, per_page: int = MODAL_BLOCKS_M
             )
         blocks.append(context(t("page", lang, page=page + 1, pages=len(pages))))
         blocks.append(actions(*nav, block_id="kb_trace_nav"))
-    return {
-        "type": "modal",
-        "callback_id": TRACE_CALLBACK,
-        "title": {"type": "plain_text", "text": t("trace_title", lang)[:24]},
-        "close": {"type": "plain_text", "text": t("close", lang)[:24]},
-        "private_metadata": json.dumps({"record": record.id, "page": page}),
-        "blocks": blocks,
-    }
+    view = View(
+        type="modal",
+        callback_id=TRACE_CALLBACK,
+        title=t("trace_title", lang)[:VIEW_TITLE_MAX],
+        close=t("close", lang)[:VIEW_TITLE_MAX],
+        private_metadata=json.dumps({"record": record.id, "page": page}),
+        blocks=blocks,
+    )
+    return view.to_dict()

@@ -125,6 +125,7 @@ class SqlConversationStore:
         event_key: str | None = None,
         reply_ref: str | None = None,
         delivery: Delivery | None = None,
+        asked_by: str | None = None,
     ) -> tuple[Record, bool]:
         """A new pending record, or (the record already stored under event_key, False).
 
@@ -134,8 +135,8 @@ class SqlConversationStore:
         row = await self._db.fetchrow(
             "INSERT INTO records"
             " (conversation_id, question, status, event_key, reply_ref, created_at, updated_at,"
-            " delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts)"
-            " VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts, asked_by)"
+            " VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             f" ON CONFLICT (event_key) DO NOTHING RETURNING {RECORD_COLUMNS}",
             (
                 conversation_id,
@@ -145,6 +146,7 @@ class SqlConversationStore:
                 now,
                 now,
                 *_delivery_values(delivery),
+                _checked_optional(asked_by),
             ),
         )
         if row is not None:
@@ -326,6 +328,16 @@ class SqlConversationStore:
             (conversation_id, limit),
         )
         return [record_from_row(row) for row in reversed(rows)]
+
+    async def recent_questions(self, asked_by: str, *, limit: int = 5) -> list[Record]:
+        """The person's latest `limit` records, newest first (served by the asked_by index)."""
+        if limit <= 0 or not asked_by:
+            return []
+        rows = await self._db.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE asked_by = ? ORDER BY id DESC LIMIT ?",
+            (asked_by, limit),
+        )
+        return [record_from_row(row) for row in rows]
 
     async def pending_records(self) -> list[Record]:
         """Every record still pending, oldest first (at start-up: those a crash left behind)."""

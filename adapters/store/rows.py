@@ -14,7 +14,7 @@ from core.models import ContextSnapshot, Delivery, DeliveryState, Record, Record
 
 RECORD_COLUMNS = (
     "id, conversation_id, question, rewritten, answer, status, details, event_key, reply_ref, "
-    "created_at, updated_at, delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts"
+    "created_at, updated_at, delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts, asked_by"
 )
 CONTEXT_COLUMNS = "summary, through_record_id, compacted_rounds, revision, updated_at"
 
@@ -83,6 +83,7 @@ def record_from_row(row: Mapping[str, Any]) -> Record:
         created_at=float(row["created_at"]),
         updated_at=float(row["updated_at"]),
         delivery=delivery_from_row(row),
+        asked_by=row["asked_by"],
     )
 
 

@@ -118,6 +118,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX idx_event_claims_created ON event_claims (created_at)",
         ),
     ),
+    Migration(
+        4,
+        "who asked each record",
+        (
+            # NULL for questions from the CLI and for records stored before this version.
+            "ALTER TABLE records ADD COLUMN asked_by TEXT",
+            # recent_questions: a person's latest records (the Slack App Home).
+            "CREATE INDEX idx_records_asked_by ON records (asked_by, id) WHERE asked_by IS NOT NULL",
+        ),
+    ),
 )
 
 _VERSION_TABLE = """

@@ -16,6 +16,7 @@ from aiohttp import web
 from slack_sdk.errors import SlackApiError
 
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
+from adapters.slack.catalogue import KnowledgeCatalogue
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.slack_errors import error_code
 from adapters.slack.web import EVENTS_PATH, build_web_app
@@ -74,6 +75,7 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
                 host=args.host,
                 options=slack_options(services.settings),
                 all_datasets=services.kb.list_datasets,
+                catalogue=services.kb,
             )
         finally:
             warming.cancel()
@@ -84,7 +86,9 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
 def slack_options(settings: Settings) -> SlackOptions:
     """The Slack bot's knobs that come from settings."""
     return SlackOptions(
-        resume_interrupted=settings.kb_resume_interrupted, pending_grace=settings.kb_pending_grace
+        resume_interrupted=settings.kb_resume_interrupted,
+        pending_grace=settings.kb_pending_grace,
+        streaming=settings.kb_slack_streaming,  # type: ignore[arg-type]  # validated against STREAMING_MODES
     )
 
 
@@ -151,6 +155,7 @@ async def run_server(
     options: SlackOptions | None = None,
     stop: asyncio.Event | None = None,
     all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
+    catalogue: KnowledgeCatalogue | None = None,
 ) -> int:
     """Serve Slack until `stop` is set (or a signal arrives); in-flight answers are finished or interrupted."""
     stop = stop or asyncio.Event()
@@ -166,6 +171,8 @@ async def run_server(
             socket_mode=socket_mode,
             options=options,
             all_datasets=all_datasets,
+            catalogue=catalogue,
+            channel_scopes=settings.channels,
         )
         try:
             identity = await bot.start()

@@ -3,11 +3,20 @@ and an OpenAI-compatible model, against a mock Slack that enforces Slack's posti
 
 Run: python tests/benchmarks/bench_slack.py [--questions 50] [--delay 0.3] [--scenario both|one|many]
      [--storm SECONDS]
+     python tests/benchmarks/bench_slack.py --paths [--questions 20] [--delay 0.3]
+
+--paths compares the two ways an answer shows up: edited in place (KB_SLACK_STREAMING=edit) and natively
+streamed (auto), side by side in one run: the same questions, one per channel, all at once, with the model
+streaming its answer in 30 deltas 0.1 s apart. It prints answered, Slack API calls per answer (and per
+method), and the time from the question to the first call that made answer text visible (p50/p95), and
+to the final answer, with the streamed/edited ratio. The mock also enforces the streaming tiers
+(chat.startStream and chat.stopStream 20 per minute, chat.appendStream 100 per minute).
 
 Setup: the mock Slack Web API answers 429 with Retry-After beyond Slack's published limits:
 chat.postMessage about 1 per second per channel with a burst of 3, and 300 per minute for the workspace;
-chat.update 50 per sliding minute for the workspace (Tier 3). The bot (SlackBot + Bolt AsyncApp served
-over HTTP, production options: one edit per second per message, 50 updates per minute, posts paced at one
+chat.update 50 per sliding minute for the workspace (Tier 3); chat.startStream and chat.stopStream 20,
+chat.appendStream 100 per minute (Tiers 2 and 4). The bot (SlackBot + Bolt AsyncApp served
+over HTTP, production options: native streaming where Slack allows it, one edit per second per message, 50 updates per minute, posts paced at one
 per second per channel with a burst of 2) answers with core's Pipeline (single search over an in-memory
 knowledge base, LlmEngine over adapters.models.openai_chat, an in-memory store) against the test model
 server answering every call after --delay seconds (streamed). Every question is one signed app_mention in
@@ -45,6 +54,7 @@ from core.models import DeliveryState  # noqa: E402
 from core.pipeline import Pipeline  # noqa: E402
 from core.retrieval.single_search import SingleSearchRetriever  # noqa: E402
 from tests.fakes import FakeKnowledgeBase, InMemoryConversationStore  # noqa: E402
+from tests.model_script import Reply  # noqa: E402
 from tests.model_server import ModelServer  # noqa: E402
 from tests.slack.harness import SlackHarness  # noqa: E402
 from tests.slack.mock_slack_api import ApiCall, MockSlackApi  # noqa: E402
@@ -52,6 +62,7 @@ from tests.slack.mock_slack_api import ApiCall, MockSlackApi  # noqa: E402
 CHANNEL_RATE, CHANNEL_BURST = 1.0, 3  # what the mock enforces per channel (Slack: ~1/s, short bursts)
 WORKSPACE_POSTS_PER_MINUTE = 300
 UPDATES_PER_MINUTE = 50
+STREAM_TIERS = {"chat.startStream": 20, "chat.stopStream": 20, "chat.appendStream": 100}
 FINAL_MARK = "kb_answer_"  # the block_id of the actions block that only final answers carry
 
 
@@ -112,6 +123,8 @@ async def run(name: str, questions: int, channels: int, delay: float, storm: flo
     mock.channel_post_limit(per_second=CHANNEL_RATE, burst=CHANNEL_BURST)
     mock.tier_limit("chat.postMessage", per_minute=WORKSPACE_POSTS_PER_MINUTE)
     mock.tier_limit("chat.update", per_minute=UPDATES_PER_MINUTE)
+    for method, per_minute in STREAM_TIERS.items():
+        mock.tier_limit(method, per_minute=per_minute)
     if storm:  # Slack refusing every post and edit for a while (another app, an incident)
         mock.throttle_for("chat.postMessage", storm, retry_after=1)
         mock.throttle_for("chat.update", storm, retry_after=1)
@@ -161,10 +174,10 @@ async def run(name: str, questions: int, channels: int, delay: float, storm: flo
     for call in mock.calls:
         if call.status != 200:
             continue
-        if call.method == "chat.postMessage":
+        if call.method in ("chat.postMessage", "chat.startStream"):  # a new reply: a post or a stream
             thread = (str(call.params.get("channel")), str(call.params.get("thread_ts")))
             first_post.setdefault(thread, call.at)
-        elif call.method == "chat.update":
+        elif call.method in ("chat.update", "chat.appendStream", "chat.stopStream"):
             thread = thread_of.get(str(call.params.get("ts")), ("", ""))
         else:
             continue
@@ -233,6 +246,118 @@ def report(result: Result, delay: float) -> None:
     )
 
 
+ANSWER_MARK = "Service runbooks say"  # words only the model's answer contains
+
+
+@dataclass
+class PathResult:
+    """One path's figures in the --paths comparison."""
+
+    name: str
+    questions: int
+    answered: int
+    calls: dict[str, int]
+    first_text: list[float]
+    finals: list[float]
+
+
+def _shows_text(call: ApiCall) -> bool:
+    """Whether this call put answer text in front of the reader (a post, an edit, or a stream chunk)."""
+    if call.status != 200:
+        return False
+    if call.method in ("chat.postMessage", "chat.update"):
+        return ANSWER_MARK in str(call.params.get("blocks") or "")
+    if call.method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
+        return ANSWER_MARK in str(call.params.get("chunks") or "") + str(
+            call.params.get("markdown_text") or ""
+        )
+    return False
+
+
+async def run_path(name: str, streaming: str, questions: int, delay: float) -> PathResult:
+    mock = await MockSlackApi().start()
+    mock.channel_post_limit(per_second=CHANNEL_RATE, burst=CHANNEL_BURST)
+    mock.tier_limit("chat.postMessage", per_minute=WORKSPACE_POSTS_PER_MINUTE)
+    mock.tier_limit("chat.update", per_minute=UPDATES_PER_MINUTE)
+    for method, per_minute in STREAM_TIERS.items():
+        mock.tier_limit(method, per_minute=per_minute)
+    answer = "Service runbooks say: make deploy, then verify [1]. " * 6
+    model_server = ModelServer(
+        delay=delay, responder=lambda r: Reply.text(answer, chunks=30, chunk_delay=0.1)
+    )
+    await model_server.start()
+    store = InMemoryConversationStore()
+    pipeline, model = build_pipeline(model_server.base_url, store)
+    settings = Settings(channels={"default": ChannelConfig(datasets=["docs"], retrieval_mode="single")})
+    harness = await SlackHarness(
+        pipeline=pipeline,
+        settings=settings,
+        options=SlackOptions(streaming=streaming),
+        mock=mock,  # type: ignore[arg-type]
+    ).start()
+    sent: dict[str, float] = {}
+
+    async def ask(index: int) -> None:
+        channel, ts = f"C{index:03d}", f"3100.{index:06d}"
+        sent[channel] = time.monotonic()
+        status = await harness.event(
+            harness.mention(f"How does service {index} deploy?", ts=ts, channel=channel)
+        )
+        assert status == 200, status
+
+    await asyncio.gather(*(ask(i) for i in range(questions)))
+    await harness.bot.wait_idle(600)
+    channel_of = {ts: channel for (channel, ts) in mock.messages}
+    first_text: dict[str, float] = {}
+    final: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    for call in mock.calls:
+        if call.method == "auth.test" or call.status != 200:
+            continue
+        calls[call.method] = calls.get(call.method, 0) + 1
+        channel = str(call.params.get("channel") or channel_of.get(str(call.params.get("ts")), ""))
+        if channel not in sent:
+            continue
+        if _shows_text(call):
+            first_text.setdefault(channel, call.at - sent[channel])
+        if FINAL_MARK in str(call.params.get("blocks") or ""):
+            final.setdefault(channel, call.at - sent[channel])
+    answered = sum(
+        any(FINAL_MARK in str(m.blocks) for m in mock.thread(f"C{i:03d}", f"3100.{i:06d}"))
+        for i in range(questions)
+    )
+    await harness.close()
+    await model.aclose()
+    await model_server.stop()
+    await mock.close()
+    return PathResult(name, questions, answered, calls, list(first_text.values()), list(final.values()))
+
+
+def report_paths(results: list[PathResult], delay: float) -> None:
+    print(
+        f"== answer paths: {results[0].questions} questions at once, one per channel; model delay "
+        f"{delay * 1000:.0f} ms, then 30 deltas 0.1 s apart =="
+    )
+    for result in results:
+        per_answer = sum(result.calls.values()) / max(1, result.answered)
+        methods = ", ".join(f"{m} {n / max(1, result.answered):.1f}" for m, n in sorted(result.calls.items()))
+        print(
+            f"{result.name:>9}: answered {result.answered}/{result.questions}   Slack API calls per answer {per_answer:.1f} ({methods})"
+        )
+        print(
+            f"{'':>9}  first visible answer text p50 {percentile(result.first_text, 0.5):5.2f} s  "
+            f"p95 {percentile(result.first_text, 0.95):5.2f} s   final answer p50 "
+            f"{percentile(result.finals, 0.5):5.2f} s  p95 {percentile(result.finals, 0.95):5.2f} s"
+        )
+    if len(results) == 2:
+        edit, native = results
+        ratio = percentile(native.first_text, 0.5) / percentile(edit.first_text, 0.5)
+        calls = (sum(native.calls.values()) / max(1, native.answered)) / (
+            sum(edit.calls.values()) / max(1, edit.answered)
+        )
+        print(f"streamed / edited: first visible text p50 {ratio:.2f}x, calls per answer {calls:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=50)
@@ -241,7 +366,16 @@ def main() -> None:
     parser.add_argument(
         "--storm", type=float, default=0.0, help="seconds of 429 on every post and edit at the start"
     )
+    parser.add_argument("--paths", action="store_true", help="compare edit-in-place and native streaming")
     args = parser.parse_args()
+    if args.paths:
+        questions = args.questions if args.questions != 50 else 20
+        results = [
+            asyncio.run(run_path(name, streaming, questions, args.delay))
+            for name, streaming in (("edited", "edit"), ("streamed", "auto"))
+        ]
+        report_paths(results, args.delay)
+        return
     scenarios = []
     if args.scenario in ("both", "one"):
         scenarios.append(("one channel", 1))

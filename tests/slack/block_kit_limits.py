@@ -14,6 +14,9 @@ HEADER_TEXT = 150
 MESSAGE_TEXT = 40000
 MESSAGE_BLOCK_CHARS = 13200  # measured msg_blocks_too_long threshold (undocumented)
 CONTEXT_ELEMENTS = 10
+CONTEXT_ACTIONS_ELEMENTS = 5
+MARKDOWN_TEXT = 12000
+HOME_BLOCKS = 100
 ACTIONS_ELEMENTS = 25
 ID_MAX = 255
 MODAL_TITLE = 24
@@ -45,6 +48,30 @@ def _check_element(element: dict[str, Any], where: str, problems: list[str]) -> 
             problems.append(f"{where}: button value too long")
         if not element.get("action_id") or len(str(element["action_id"])) > ID_MAX:
             problems.append(f"{where}: bad action_id")
+
+
+def _check_context_action(element: dict[str, Any], where: str, problems: list[str]) -> None:
+    """A context_actions element: feedback_buttons (two plain_text buttons with values) or icon_button."""
+    kind = element.get("type")
+    if not element.get("action_id") or len(str(element["action_id"])) > ID_MAX:
+        problems.append(f"{where}: bad action_id")
+    if kind == "feedback_buttons":
+        for name in ("positive_button", "negative_button"):
+            button = element.get(name)
+            if not isinstance(button, dict):
+                problems.append(f"{where}: feedback_buttons without {name}")
+                continue
+            _check_text_object(button.get("text"), f"{where} {name}", BUTTON_TEXT, problems)
+            if not button.get("value") or len(str(button["value"])) > BUTTON_VALUE:
+                problems.append(f"{where}: {name} needs a value of at most {BUTTON_VALUE} characters")
+            if len(str(button.get("accessibility_label", ""))) > BUTTON_TEXT:
+                problems.append(f"{where}: {name} accessibility_label too long")
+    elif kind == "icon_button":
+        _check_text_object(element.get("text"), f"{where} icon_button", BUTTON_TEXT, problems)
+        if not element.get("icon"):
+            problems.append(f"{where}: icon_button without an icon")
+    else:
+        problems.append(f"{where}: {kind!r} is not allowed in context_actions")
 
 
 def check_blocks(blocks: Any, *, max_blocks: int, where: str) -> list[str]:
@@ -91,7 +118,23 @@ def check_blocks(blocks: Any, *, max_blocks: int, where: str) -> list[str]:
                 if action_id in action_ids:
                     problems.append(f"{at}: duplicate action_id {action_id}")
                 action_ids.add(action_id)
-        elif kind not in ("divider", "image", "rich_text", "markdown", "input"):
+        elif kind == "context_actions":
+            elements = block.get("elements") or []
+            if not elements or len(elements) > CONTEXT_ACTIONS_ELEMENTS:
+                problems.append(f"{at}: {len(elements)} context_actions elements")
+            for element in elements:
+                _check_context_action(element, at, problems)
+                action_id = str(element.get("action_id"))
+                if action_id in action_ids:
+                    problems.append(f"{at}: duplicate action_id {action_id}")
+                action_ids.add(action_id)
+        elif kind == "markdown":
+            text = block.get("text")
+            if not isinstance(text, str) or not text.strip():
+                problems.append(f"{at}: a markdown block needs text")
+            elif len(text) > MARKDOWN_TEXT:
+                problems.append(f"{at}: markdown text of {len(text)} characters > {MARKDOWN_TEXT}")
+        elif kind not in ("divider", "image", "rich_text", "input"):
             problems.append(f"{at}: unknown block type")
     return problems
 
@@ -99,7 +142,8 @@ def check_blocks(blocks: Any, *, max_blocks: int, where: str) -> list[str]:
 def _block_chars(blocks: list[dict[str, Any]]) -> int:
     total = 0
     for block in blocks:
-        total += len(_text(block.get("text")))
+        text = block.get("text")
+        total += len(text) if isinstance(text, str) else len(_text(text))
         for element in block.get("elements") or []:
             total += len(_text(element)) + len(
                 _text(element.get("text")) if isinstance(element, dict) else ""
@@ -141,4 +185,58 @@ def check_view(view: Any, *, method: str) -> list[str]:
         problems.append(f"{method}: private_metadata too long")
     if len(str(view.get("callback_id", ""))) > ID_MAX:
         problems.append(f"{method}: callback_id too long")
+    return problems
+
+
+def check_home_view(view: Any, *, method: str = "views.publish") -> list[str]:
+    """Problems with an App Home tab view: type home, 1..100 valid blocks, bounded metadata."""
+    if not isinstance(view, dict):
+        return [f"{method}: view is not an object"]
+    blocks = view.get("blocks")
+    problems = check_blocks(blocks, max_blocks=HOME_BLOCKS, where=method)
+    if not blocks:
+        problems.append(f"{method}: a Home tab needs at least one block")
+    if view.get("type") != "home":
+        problems.append(f"{method}: view type {view.get('type')!r}")
+    if len(str(view.get("private_metadata", ""))) > PRIVATE_METADATA:
+        problems.append(f"{method}: private_metadata too long")
+    if len(str(view.get("callback_id", ""))) > ID_MAX:
+        problems.append(f"{method}: callback_id too long")
+    return problems
+
+
+TASK_STATUSES = {"pending", "in_progress", "complete", "error"}
+STOP_STREAM_BLOCKS = 50
+
+
+def check_stream_call(params: dict[str, Any], *, method: str) -> list[str]:
+    """Problems with a chat.startStream / appendStream / stopStream call: markdown_text of at most 12,000
+    characters per call, known chunk types, task updates with an id, a title and a known status, and at
+    most 50 valid blocks on stopStream."""
+    problems: list[str] = []
+    text = str(params.get("markdown_text") or "")
+    chunks = params.get("chunks") or []
+    if not isinstance(chunks, list):
+        return [f"{method}: chunks is not a list"]
+    for index, chunk in enumerate(chunks):
+        at = f"{method} chunks[{index}]"
+        kind = chunk.get("type") if isinstance(chunk, dict) else None
+        if kind == "markdown_text":
+            text += str(chunk.get("text") or "")
+        elif kind == "task_update":
+            if not chunk.get("id") or not str(chunk.get("title") or "").strip():
+                problems.append(f"{at}: a task update needs an id and a title")
+            if chunk.get("status") not in TASK_STATUSES:
+                problems.append(f"{at}: task status {chunk.get('status')!r}")
+        elif kind == "plan_update":
+            if not chunk.get("title"):
+                problems.append(f"{at}: a plan update needs a title")
+        elif kind == "blocks":
+            problems += check_blocks(chunk.get("blocks"), max_blocks=STOP_STREAM_BLOCKS, where=at)
+        else:
+            problems.append(f"{at}: unknown chunk type {kind!r}")
+    if len(text) > MARKDOWN_TEXT:
+        problems.append(f"{method}: {len(text)} characters of markdown in one call > {MARKDOWN_TEXT}")
+    if method == "chat.stopStream" and params.get("blocks") is not None:
+        problems += check_blocks(params["blocks"], max_blocks=STOP_STREAM_BLOCKS, where=method)
     return problems

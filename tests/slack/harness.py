@@ -8,6 +8,7 @@ import itertools
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,8 +21,10 @@ from adapters.slack.outbox import OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings
+from core.knowledge.ingest_plan import TitledDocument
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
+from tests.slack.mock_slack_methods import PostedMessage
 
 SECRET = "test-signing-secret"
 FAST_DELIVERY = OutboxOptions(post_rate=50.0, post_burst=10, retry_base=0.05, redeliver_base=0.05)
@@ -32,7 +35,10 @@ FAST = SlackOptions(
     sweep_interval=0.1,
     pending_grace=0.5,
     delivery_settle=0.2,
+    streaming="edit",
+    stream_interval=0.05,
 )
+NATIVE = replace(FAST, streaming="auto")
 
 
 def default_settings() -> Settings:
@@ -47,10 +53,54 @@ def default_settings() -> Settings:
     )
 
 
+def progress_seen(message: PostedMessage) -> str:
+    """Everything a reply showed while it worked: its intermediate edits (edit path), or every task update
+    of its timeline, titles, details and outputs (native streaming)."""
+    if message.task_history:
+        return "\n".join(
+            " ".join(str(task.get(key) or "") for key in ("title", "details", "output"))
+            for task in message.task_history
+        )
+    return "\n".join(str(version["blocks"]) for version in message.versions)
+
+
 def sign(body: str, *, timestamp: int, secret: str = SECRET) -> str:
     """Slack's v0 request signature."""
     base = f"v0:{timestamp}:{body}".encode()
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+class FakeCatalogue:
+    """The knowledge base's datasets and documents, as the Slack surfaces read them (KnowledgeCatalogue)."""
+
+    def __init__(self, documents: dict[str, list[TitledDocument]] | None = None) -> None:
+        self.documents = documents if documents is not None else default_documents()
+        self.listed = 0
+
+    async def list_datasets(self) -> list[str]:
+        self.listed += 1
+        return list(self.documents)
+
+    async def list_titled_documents(self, dataset: str) -> list[TitledDocument]:
+        return list(self.documents.get(dataset, []))
+
+
+def document(dataset: str, title: str, *, at: float, chunks: int = 3, enabled: bool = True) -> TitledDocument:
+    """A document named after its file, titled `title`."""
+    slug = title.lower().replace(" ", "-")
+    return TitledDocument(dataset, slug, f"{slug}.md", f"{slug}.md", "h", enabled, chunks, at, title=title)
+
+
+def default_documents() -> dict[str, list[TitledDocument]]:
+    """docs: two guides and a disabled draft; laws: one Chinese statute."""
+    return {
+        "docs": [
+            document("docs", "Deploy guide", at=1_780_000_000.0),
+            document("docs", "Rollback runbook", at=1_790_000_000.0),
+            document("docs", "Old draft", at=1_795_000_000.0, enabled=False),
+        ],
+        "laws": [document("laws", "行政复议法", at=1_785_000_000.0, chunks=40)],
+    }
 
 
 class SlackHarness:
@@ -64,8 +114,10 @@ class SlackHarness:
         options: SlackOptions = FAST,
         mock: MockSlackApi | None = None,
         all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
+        catalogue: FakeCatalogue | None = None,
     ) -> None:
         self.all_datasets = all_datasets
+        self.catalogue = catalogue or FakeCatalogue()
         self.mock = mock or MockSlackApi()
         self.pipeline: Any = pipeline or FakePipeline()
         self.settings = settings or default_settings()
@@ -87,6 +139,8 @@ class SlackHarness:
             signing_secret=SECRET,
             options=self.options,
             all_datasets=self.all_datasets,
+            catalogue=self.catalogue,
+            channel_scopes=self.settings.channels,
         )
         if recover:
             await self.bot.start()
@@ -223,8 +277,11 @@ class SlackHarness:
         thread_ts: str = "",
         user: str = "U1",
         view: dict[str, Any] | None = None,
+        kind: str = "button",
+        block_id: str = "b",
     ) -> int:
-        """A block_actions click on a message button (or on a modal when view is given)."""
+        """A block_actions click on a message element (kind "button" or "feedback_buttons"), or on a modal
+        when view is given."""
         payload: dict[str, Any] = {
             "type": "block_actions",
             "trigger_id": f"trig{next(self._ids)}",
@@ -233,7 +290,7 @@ class SlackHarness:
             "response_url": self.mock.response_url("action"),
             "api_app_id": "A1",
             "actions": [
-                {"action_id": action_id, "block_id": "b", "value": value, "type": "button", "action_ts": "1"}
+                {"action_id": action_id, "block_id": block_id, "value": value, "type": kind, "action_ts": "1"}
             ],
         }
         if view is not None:

@@ -23,11 +23,12 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
-from tests.slack.block_kit_limits import check_message, check_view
+from tests.slack.block_kit_limits import check_home_view, check_message, check_stream_call, check_view
 from tests.slack.mock_slack_methods import PostedMessage, SlackMethods
 
 MESSAGE_METHODS = {"chat.postMessage", "chat.update", "chat.postEphemeral"}
 VIEW_METHODS = {"views.open", "views.update", "views.push"}
+STREAM_METHODS = {"chat.startStream", "chat.appendStream", "chat.stopStream"}
 
 
 @dataclass
@@ -59,11 +60,15 @@ class MockSlackApi(SlackMethods):
         self.ephemerals: list[dict[str, Any]] = []
         self.responses: list[dict[str, Any]] = []
         self.views: dict[str, dict[str, Any]] = {}
+        self.home_views: dict[str, dict[str, Any]] = {}  # user -> the Home tab published for them
+        self.suggested_prompts: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, thread_ts or "")
+        self.thread_titles: dict[tuple[str, str], str] = {}
         self.violations: list[str] = []
         self.channels: dict[str, dict[str, Any]] = {}
         self.members: dict[str, list[str]] = {}
         self.user_names: dict[str, str] = {}
         self.failing: dict[str, str] = {}
+        self._refusals: dict[str, deque[str]] = {}
         self.members_page_size = 2
         self.rate_limited: Counter[str] = Counter()
         self._forced_429: dict[str, deque[int]] = {}
@@ -108,6 +113,14 @@ class MockSlackApi(SlackMethods):
     def fail_with(self, method: str, *, status: int = 500, times: int = 1) -> None:
         """The next `times` calls of method get this HTTP status (a server error) and no result."""
         self._forced_status.setdefault(method, deque()).extend([status] * times)
+
+    def refuse_streaming(self, error: str = "unknown_method", *, times: int | None = None) -> None:
+        """chat.startStream answers {"ok": false, "error": error} (an older workspace, a missing scope, an
+        enterprise policy): always, or for the next `times` calls."""
+        if times is None:
+            self.failing["chat.startStream"] = error
+        else:
+            self._refusals.setdefault("chat.startStream", deque()).extend([error] * times)
 
     def channel_post_limit(self, *, per_second: float = 1.0, burst: int = 3) -> None:
         """Enforce Slack's chat.postMessage limit per channel: a bucket of `burst` refilled per_second."""
@@ -222,6 +235,9 @@ class MockSlackApi(SlackMethods):
                 return web.json_response({"ok": False, "error": "invalid_auth"})
             if method in self.failing:
                 return web.json_response({"ok": False, "error": self.failing[method]})
+            refusals = self._refusals.get(method)
+            if refusals:
+                return web.json_response({"ok": False, "error": refusals.popleft()})
             problems = self._validate(method, params)
             if problems:
                 self.violations.extend(problems)
@@ -257,4 +273,8 @@ class MockSlackApi(SlackMethods):
             return check_message(params, method=method)
         if method in VIEW_METHODS:
             return check_view(params.get("view"), method=method)
+        if method == "views.publish":
+            return check_home_view(params.get("view"), method=method)
+        if method in STREAM_METHODS:
+            return check_stream_call(params, method=method)
         return []

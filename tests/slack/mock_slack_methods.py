@@ -1,4 +1,5 @@
-"""The Web API methods the mock Slack workspace answers (auth, chat, views, conversations, users)."""
+"""The Web API methods the mock Slack workspace answers (auth, chat and chat streaming, views and the Home
+tab, assistant threads, conversations, users)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,20 @@ class PostedMessage:
     blocks: list[dict[str, Any]]
     versions: list[dict[str, Any]] = field(default_factory=list)
     deleted: bool = False
+    streamed: str = ""  # markdown text a chat stream appended (chat.update replaces it with its blocks)
+    streaming: bool = False  # between chat.startStream and chat.stopStream (or the stream's expiry)
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task_update chunks, latest per id
+    task_history: list[dict[str, Any]] = field(default_factory=list)  # every task_update, in order
+    task_display_mode: str | None = None
+    recipient: tuple[str, str] | None = None  # (team, user) the stream was started for
 
     def block_text(self) -> str:
-        """All visible text of the current blocks, joined."""
-        parts: list[str] = []
+        """All visible text: the streamed markdown, then the current blocks, joined."""
+        parts: list[str] = [self.streamed] if self.streamed else []
         for block in self.blocks:
             text = block.get("text")
+            if isinstance(text, str):  # a markdown block
+                parts.append(text)
             if isinstance(text, dict):
                 parts.append(str(text.get("text", "")))
             for element in block.get("elements") or []:
@@ -45,6 +54,9 @@ class SlackMethods:
     members: dict[str, list[str]]
     user_names: dict[str, str]
     members_page_size: int
+    home_views: dict[str, dict[str, Any]]
+    suggested_prompts: dict[tuple[str, str], dict[str, Any]]
+    thread_titles: dict[tuple[str, str], str]
     port: int
     _ts: itertools.count[int]
     _ids: itertools.count[int]
@@ -92,8 +104,106 @@ class SlackMethods:
         message.text = str(params.get("text") or message.text)
         if "blocks" in params:
             message.blocks = list(params["blocks"] or [])
+            message.streamed, message.tasks, message.streaming = "", {}, False  # replaced wholesale
         message.versions.append({"text": message.text, "blocks": message.blocks})
         return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}
+
+    # ---------- chat streaming
+    def _apply_stream(self, message: PostedMessage, params: dict[str, Any]) -> None:
+        """Fold a streaming call's markdown_text and chunks into the message, in order."""
+        if params.get("markdown_text"):
+            message.streamed += str(params["markdown_text"])
+        for chunk in params.get("chunks") or []:
+            kind = chunk.get("type")
+            if kind == "markdown_text":
+                message.streamed += str(chunk.get("text") or "")
+            elif kind == "task_update":
+                message.tasks[str(chunk["id"])] = dict(chunk)
+                message.task_history.append(dict(chunk))
+            elif kind == "blocks":
+                message.blocks = [*message.blocks, *(chunk.get("blocks") or [])]
+        message.versions.append(
+            {"text": message.text, "blocks": message.blocks, "streamed": message.streamed}
+        )
+
+    def _chat_startStream(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = str(params["channel"])
+        if not params.get("thread_ts"):
+            return {"ok": False, "error": "invalid_arguments"}
+        if not channel.startswith("D"):  # "Required when streaming to channels"
+            if not params.get("recipient_team_id"):
+                return {"ok": False, "error": "missing_recipient_team_id"}
+            if not params.get("recipient_user_id"):
+                return {"ok": False, "error": "missing_recipient_user_id"}
+        ts = self._next_ts()
+        message = PostedMessage(channel, ts, str(params["thread_ts"]), "", [])
+        message.streaming = True
+        message.task_display_mode = params.get("task_display_mode")
+        message.recipient = (
+            str(params.get("recipient_team_id") or ""),
+            str(params.get("recipient_user_id") or ""),
+        )
+        self.messages[(channel, ts)] = message
+        self._apply_stream(message, params)
+        return {"ok": True, "channel": channel, "ts": ts}
+
+    def _streaming_message(self, params: dict[str, Any]) -> PostedMessage | dict[str, Any]:
+        message = self.messages.get((str(params["channel"]), str(params["ts"])))
+        if message is None or message.deleted:
+            return {"ok": False, "error": "message_not_found"}
+        if not message.streaming:
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        return message
+
+    def _chat_appendStream(self, params: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming_message(params)
+        if isinstance(message, dict):
+            return message
+        self._apply_stream(message, params)
+        return {"ok": True, "channel": message.channel, "ts": message.ts}
+
+    def _chat_stopStream(self, params: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming_message(params)
+        if isinstance(message, dict):
+            return message
+        if params.get("blocks"):
+            message.blocks = [*message.blocks, *params["blocks"]]
+        self._apply_stream(message, params)
+        message.streaming = False
+        message.text = message.streamed[:300]
+        return {"ok": True, "channel": message.channel, "ts": message.ts, "message": {"ts": message.ts}}
+
+    def expire_streams(self) -> None:
+        """Slack closes streams after a few minutes: later appends and stops get message_not_in_streaming_state."""
+        for message in self.messages.values():
+            message.streaming = False
+
+    # ---------- the Home tab and assistant threads
+    def _views_publish(self, params: dict[str, Any]) -> dict[str, Any]:
+        user = str(params.get("user_id") or "")
+        if not user:
+            return {"ok": False, "error": "invalid_arguments"}
+        view = {**params["view"], "id": f"VH{next(self._ids):05d}", "hash": f"h{next(self._ids)}"}
+        self.home_views[user] = view
+        return {"ok": True, "view": view}
+
+    def _assistant_threads_setSuggestedPrompts(self, params: dict[str, Any]) -> dict[str, Any]:
+        prompts = params.get("prompts") or []
+        if not prompts or len(prompts) > 4:
+            return {"ok": False, "error": "invalid_arguments"}
+        if any(not p.get("title") or not p.get("message") for p in prompts):
+            return {"ok": False, "error": "invalid_arguments"}
+        self.suggested_prompts[(str(params["channel_id"]), str(params.get("thread_ts") or ""))] = {
+            "title": params.get("title"),
+            "prompts": prompts,
+        }
+        return {"ok": True}
+
+    def _assistant_threads_setTitle(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params.get("title") or not params.get("thread_ts"):
+            return {"ok": False, "error": "invalid_arguments"}
+        self.thread_titles[(str(params["channel_id"]), str(params["thread_ts"]))] = str(params["title"])
+        return {"ok": True}
 
     def _chat_delete(self, params: dict[str, Any]) -> dict[str, Any]:
         message = self.messages.get((str(params["channel"]), str(params["ts"])))

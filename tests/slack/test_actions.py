@@ -97,15 +97,35 @@ async def test_the_show_trace_button_opens_the_modal_and_pages_turn_with_views_u
 
 
 async def test_feedback_buttons_are_stored_on_the_record(slack: SlackHarness) -> None:
-    """👍/👎 clicks are saved per user in the record's details and acknowledged privately."""
+    """Clicks on Slack's feedback_buttons element (the value names verdict and record) are saved per user in
+    the record's details and acknowledged privately; a later click by the same user replaces theirs."""
     await _answered_thread(slack, "rate me?")
+    record = next(iter(slack.pipeline.store.records.values()))
+    [reply] = slack.mock.thread("C1", ROOT)
+    feedback_block = next(b for b in reply.blocks if b["type"] == "context_actions")
+    element = feedback_block["elements"][0]
+    up, down = element["positive_button"]["value"], element["negative_button"]["value"]
+    click = {"message_ts": reply.ts, "thread_ts": ROOT, "kind": "feedback_buttons"}
+    await slack.action(element["action_id"], up, user="U1", block_id=feedback_block["block_id"], **click)
+    await slack.action(element["action_id"], up, user="U2", block_id=feedback_block["block_id"], **click)
+    await slack.action(element["action_id"], down, user="U2", block_id=feedback_block["block_id"], **click)
+    await slack.action(element["action_id"], "sideways:1", user="U3", **click)  # not ours: ignored
+    await slack.mock.wait_for(lambda: len(slack.mock.ephemerals) == 3)
+    feedback = slack.pipeline.store.records[record.id].details["feedback"]
+    assert {user: entry["value"] for user, entry in feedback.items()} == {"U1": "up", "U2": "down"}
+    assert slack.pipeline.store.records[record.id].status == RecordStatus.ANSWERED
+    assert "Thanks for the feedback" in slack.mock.ephemerals[0]["text"]
+
+
+async def test_the_plain_feedback_buttons_of_older_answers_still_count(slack: SlackHarness) -> None:
+    """Answers posted before feedback_buttons carry kb_feedback_up/down buttons: their clicks are stored too."""
+    await _answered_thread(slack, "rate me too?")
     record = next(iter(slack.pipeline.store.records.values()))
     await slack.action("kb_feedback_up", str(record.id), message_ts="x", thread_ts=ROOT, user="U1")
     await slack.action("kb_feedback_down", str(record.id), message_ts="x", thread_ts=ROOT, user="U2")
     await slack.mock.wait_for(lambda: len(slack.mock.ephemerals) == 2)
     feedback = slack.pipeline.store.records[record.id].details["feedback"]
     assert {user: entry["value"] for user, entry in feedback.items()} == {"U1": "up", "U2": "down"}
-    assert slack.pipeline.store.records[record.id].status == RecordStatus.ANSWERED
 
 
 async def test_kb_help_and_settings_reply_privately(slack: SlackHarness) -> None:

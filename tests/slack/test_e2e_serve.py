@@ -156,7 +156,8 @@ async def test_kb_serve_with_no_configuration_answers_a_mention_from_every_datas
 async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
     environment: dict[str, str],
 ) -> None:
-    """Signed events to a real `kb serve` produce a placeholder edited into a sourced answer, then a follow-up."""
+    """Signed events to a real `kb serve` produce a natively streamed, sourced answer (its phases as a task
+    timeline), then a follow-up."""
     mock = await MockSlackApi().start()
     port = _free_port()
     env = {
@@ -219,6 +220,24 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
                 ),
                 within=60,
             )
+            home = _event("Ev4", type="app_home_opened", user="U1", tab="home", channel="D1")
+            started = json.dumps(
+                {
+                    "type": "event_callback",
+                    "team_id": "T1",
+                    "event_id": "Ev5",
+                    "event": {
+                        "type": "assistant_thread_started",
+                        "assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "1700.000900"},
+                    },
+                }
+            )
+            for body in (home, started):
+                async with http.post(f"{base}/slack/events", data=body, headers=_signed(body)) as response:
+                    assert response.status == 200
+            await mock.wait_for(
+                lambda: "U1" in mock.home_views and ("D1", "1700.000900") in mock.suggested_prompts, within=30
+            )
     finally:
         server.send_signal(signal.SIGTERM)
         stdout, stderr = await asyncio.wait_for(server.communicate(), 60)
@@ -226,7 +245,13 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
     first, second = mock.thread("C1", "1700.000100")
     assert "make deploy" in first.block_text() and "Deploy guide" in first.block_text()
     assert "make rollback" in second.block_text()
-    assert "⏳" in str(first.versions[0]["blocks"]) and "⏳" not in first.block_text()
+    assert first.task_display_mode == "timeline" and not first.streaming
+    assert first.tasks and all(task["status"] == "complete" for task in first.tasks.values())
+    assert "⏳" not in first.block_text() and mock.calls_to("chat.stopStream")
+    home_text = json.dumps(mock.home_views["U1"]["blocks"], ensure_ascii=False)
+    assert "*team* — 1 document(s)" in home_text and "How do deploys run?" in home_text
+    [prompt] = mock.suggested_prompts[("D1", "1700.000900")]["prompts"]
+    assert prompt["title"] == "About “Deploy guide”"
     assert not any("forged" in m.block_text() for m in mock.messages.values())
     assert server.returncode == 0, stderr.decode()
     assert "HTTP mode on" in stdout.decode() and "stopped (0 answer(s) interrupted)" in stdout.decode()

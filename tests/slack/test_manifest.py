@@ -107,9 +107,17 @@ def test_values_respect_the_schema_limits() -> None:
 
 
 def test_the_manifest_declares_everything_the_bot_uses() -> None:
-    """Messages tab, /kb, both shortcuts (with the ids the listeners use), scopes, events, interactivity, Socket Mode."""
+    """Messages and Home tabs, the assistant pane, /kb, both shortcuts (with the ids the listeners use),
+    scopes, events, interactivity, Socket Mode."""
     data = _load()
     assert data["features"]["app_home"]["messages_tab_enabled"] is True
+    assert data["features"]["app_home"]["home_tab_enabled"] is True
+    pane = data["features"]["assistant_view"]
+    assert _length(pane["assistant_description"], 1, 300)
+    assert 1 <= len(pane["suggested_prompts"]) <= 4
+    assert all(
+        _length(p["title"], 1, 75) and _length(p["message"], 1, 300) for p in pane["suggested_prompts"]
+    )
     assert [c["command"] for c in data["features"]["slash_commands"]] == ["/kb"]
     shortcuts = {s["name"]: s for s in data["features"]["shortcuts"]}
     assert shortcuts["Compact this thread"]["callback_id"] == COMPACT_SHORTCUT
@@ -128,10 +136,14 @@ def test_the_manifest_declares_everything_the_bot_uses() -> None:
         "im:read",
         "mpim:read",
         "users:read",
+        "assistant:write",
     }
     assert required <= set(data["oauth_config"]["scopes"]["bot"])
     assert set(data["settings"]["event_subscriptions"]["bot_events"]) == {
         "app_mention",
+        "app_home_opened",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
         "message.channels",
         "message.groups",
         "message.im",

@@ -110,12 +110,16 @@ def test_the_final_message_is_valid_block_kit_with_sources_summary_and_buttons()
     text = json.dumps(message.blocks, ensure_ascii=False)
     assert "[1] <https://x.example/ops|Ops &lt;guide&gt;> › Deploy" in text
     assert "[2] Notes.md" in text and "dup" not in text
-    assert [e["action_id"] for e in message.blocks[-1]["elements"]] == [
-        "kb_show_trace",
-        "kb_feedback_up",
-        "kb_feedback_down",
-    ]
-    assert all(e["value"] == "7" for e in message.blocks[-1]["elements"])
+    trace_button, feedback = message.blocks[-2:]
+    assert [e["action_id"] for e in trace_button["elements"]] == ["kb_show_trace"]
+    assert trace_button["elements"][0]["value"] == "7"
+    [element] = feedback["elements"]
+    assert (feedback["type"], element["type"], element["action_id"]) == (
+        "context_actions",
+        "feedback_buttons",
+        "kb_feedback",
+    )
+    assert (element["positive_button"]["value"], element["negative_button"]["value"]) == ("up:7", "down:7")
 
 
 def test_progress_texts_follow_the_seed_for_each_phase() -> None:

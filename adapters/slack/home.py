@@ -1,0 +1,194 @@
+"""The App Home tab: what the bot can answer, which channels search what, how to ask and follow up, the
+thread actions, and the person's own recent questions with links (pure; published with views.publish).
+
+Built with slack_sdk's View and block models, which check Slack's limits; long lists are cut to fit the
+tab's 100 blocks and each section's 3,000 characters, saying how many were left out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from slack_sdk.models.views import View
+
+from adapters.slack.blocks import (
+    MODAL_BLOCKS_MAX,
+    SECTION_TEXT_MAX,
+    Block,
+    context,
+    divider,
+    header,
+    section,
+)
+from adapters.slack.catalogue import DatasetSummary
+from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.mrkdwn import escape, link
+from core.models import Record, RecordStatus
+
+HOME_CALLBACK = "kb_home"
+RECENT_SHOWN = 5
+QUESTION_SHOWN = 120
+LIST_BLOCKS_MAX = 30  # per list (datasets, channels), so the fixed parts always fit
+
+_TEXT: dict[str, tuple[str, str]] = {
+    "title": ("kb · 团队知识库", "kb · your team's knowledge base"),
+    "intro": (
+        "我根据团队的文档回答问题,每个回答都附带编号来源、一行检索摘要和“查看检索轨迹”按钮。",
+        "I answer questions from your team's documents. Every answer lists numbered sources, a one-line "
+        "summary of how it was found, and a *Show trace* button.",
+    ),
+    "datasets": ("*我能回答的内容*", "*What I can answer*"),
+    "dataset_line": (
+        "• *{name}* — {documents} 个文档,最近入库 {when}",
+        "• *{name}* — {documents} document(s), last ingested {when}",
+    ),
+    "never": ("未知", "unknown"),
+    "no_datasets": (
+        "知识库里还没有文档。用 `kb ingest` 导入。",
+        "The knowledge base is empty: add documents with `kb ingest`.",
+    ),
+    "channels": ("*哪些频道搜索哪些知识库*", "*Which channels search what*"),
+    "channel_line": ("• {channel}:{datasets}", "• {channel}: {datasets}"),
+    "everything": ("全部知识库", "every dataset"),
+    "nothing": ("无(不回答)", "none (I don't answer there)"),
+    "other_channels": ("其他频道与私信", "Other channels and DMs"),
+    "mention_only": ("(仅在 @ 时回答)", " (mentions only)"),
+    "how": ("*如何提问与追问*", "*How to ask and follow up*"),
+    "how_text": (
+        "• 在频道里 @kb 提问,或直接私信我,或在助手面板中提问。\n"
+        "• 在同一话题串里直接回复即可追问,无需再 @ 我:我会结合之前的问答理解你的问题。\n"
+        "• 很长的话题串会自动压缩为摘要,原始问答不会丢失。",
+        "• Mention @kb in a channel, write to me directly, or ask in the assistant pane.\n"
+        "• Reply in the same thread to follow up without mentioning me again: I read the earlier turns.\n"
+        "• Long threads are compacted into a summary automatically; the original turns are kept.",
+    ),
+    "actions": ("*话题串操作*", "*Thread actions*"),
+    "actions_text": (
+        "• *查看检索轨迹*:回答下方的按钮、消息快捷操作“Show retrieval trace”,或在话题串里输入 `@kb trace`。\n"
+        "• *压缩上下文*:消息快捷操作“Compact this thread”,或输入 `@kb compact`。\n"
+        "• 👍 / 👎:告诉我回答是否有帮助。\n"
+        "• `/kb settings` 查看本频道的配置;`/kb trace <消息链接>` 与 `/kb compact <消息链接>` 可在任意位置使用。",
+        "• *Show the retrieval trace*: the button under an answer, the message shortcut *Show retrieval "
+        "trace*, or type `@kb trace` in the thread.\n"
+        "• *Compact the context*: the message shortcut *Compact this thread*, or type `@kb compact`.\n"
+        "• 👍 / 👎 tell me whether an answer helped.\n"
+        "• `/kb settings` shows a channel's scope; `/kb trace <message link>` and `/kb compact <message "
+        "link>` work from anywhere.",
+    ),
+    "recent": ("*你最近的问题*", "*Your recent questions*"),
+    "no_recent": ("你还没有问过问题。", "You haven't asked anything yet."),
+    "status_answered": ("已回答", "answered"),
+    "status_failed": ("失败", "failed"),
+    "status_interrupted": ("已中断", "interrupted"),
+    "status_pending": ("处理中", "in progress"),
+    "more": ("……另有 {n} 项未列出", "… and {n} more"),
+}
+
+
+def _t(key: str, lang: str, **values: object) -> str:
+    zh, en = _TEXT[key]
+    return (zh if lang == "zh" else en).format(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class RecentQuestion:
+    """One of the person's questions, with a link to it when Slack gave one."""
+
+    record: Record
+    permalink: str | None = None
+
+
+def slack_date(epoch: float, lang: str) -> str:
+    """A date Slack renders in the reader's time zone, with a UTC fallback."""
+    if epoch <= 0:
+        return _t("never", lang)
+    fallback = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch))
+    return f"<!date^{int(epoch)}^{{date_short_pretty}} {{time}}|{fallback}>"
+
+
+def _listed(lines: Sequence[str], lang: str, *, max_blocks: int = LIST_BLOCKS_MAX) -> list[Block]:
+    """Lines packed into sections of at most 3,000 characters, at most max_blocks of them (the last one
+    saying how many lines did not fit)."""
+    blocks: list[Block] = []
+    current = ""
+    for index, line in enumerate(lines):
+        if current and len(current) + 1 + len(line) > SECTION_TEXT_MAX:
+            if len(blocks) == max_blocks - 1:
+                blocks.append(section(current + "\n" + _t("more", lang, n=len(lines) - index)))
+                return blocks
+            blocks.append(section(current))
+            current = ""
+        current = f"{current}\n{line}" if current else line
+    if current:
+        blocks.append(section(current))
+    return blocks
+
+
+def _datasets(summaries: Sequence[DatasetSummary], lang: str) -> list[Block]:
+    if not summaries:
+        return [section(_t("no_datasets", lang))]
+    lines = [
+        _t(
+            "dataset_line",
+            lang,
+            name=escape(summary.name),
+            documents=summary.documents,
+            when=slack_date(summary.last_ingest, lang),
+        )
+        for summary in summaries
+    ]
+    return _listed(lines, lang)
+
+
+def _scope_text(config: ChannelConfig, lang: str) -> str:
+    if config.datasets is None:
+        datasets = _t("everything", lang)
+    else:
+        datasets = ", ".join(escape(name) for name in config.datasets) or _t("nothing", lang)
+    return datasets + (_t("mention_only", lang) if config.mention_only else "")
+
+
+def _channels(scopes: Mapping[str, ChannelConfig], default: ChannelConfig, lang: str) -> list[Block]:
+    lines = [
+        _t("channel_line", lang, channel=f"<#{channel}>", datasets=_scope_text(config, lang))
+        for channel, config in sorted(scopes.items())
+        if channel != "default" and channel[:1] in "CGD" and channel.isalnum()
+    ]
+    others = _t("channel_line", lang, channel=_t("other_channels", lang), datasets=_scope_text(default, lang))
+    return [section(others), *_listed(lines, lang, max_blocks=LIST_BLOCKS_MAX - 1)]  # never cut: first
+
+
+def _recent(recent: Sequence[RecentQuestion], lang: str) -> list[Block]:
+    if not recent:
+        return [context(_t("no_recent", lang))]
+    lines = []
+    for item in recent[:RECENT_SHOWN]:
+        record = item.record
+        question = " ".join(record.question.split())
+        question = question if len(question) <= QUESTION_SHOWN else question[: QUESTION_SHOWN - 1] + "…"
+        shown = link(item.permalink, question) if item.permalink else escape(question)
+        status = _t(f"status_{record.status.value}", lang)
+        mark = "✓" if record.status == RecordStatus.ANSWERED else "·"
+        lines.append(f"• {shown} — {mark} {status} · {slack_date(record.created_at, lang)}")
+    return _listed(lines, lang)
+
+
+def home_view(
+    *,
+    summaries: Sequence[DatasetSummary],
+    scopes: Mapping[str, ChannelConfig],
+    default_scope: ChannelConfig,
+    recent: Sequence[RecentQuestion],
+    lang: str = "en",
+) -> dict[str, object]:
+    """The Home tab for one person (a views.publish view)."""
+    blocks: list[Block] = [header(_t("title", lang)), section(_t("intro", lang)), divider()]
+    blocks += [section(_t("datasets", lang)), *_datasets(summaries, lang), divider()]
+    blocks += [section(_t("channels", lang)), *_channels(scopes, default_scope, lang), divider()]
+    blocks += [section(_t("how", lang)), section(_t("how_text", lang)), divider()]
+    blocks += [section(_t("actions", lang)), section(_t("actions_text", lang)), divider()]
+    blocks += [section(_t("recent", lang)), *_recent(recent, lang)]
+    view = View(type="home", callback_id=HOME_CALLBACK, blocks=blocks[:MODAL_BLOCKS_MAX])
+    return view.to_dict()

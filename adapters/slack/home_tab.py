@@ -1,0 +1,68 @@
+"""Publishing the App Home tab when someone opens it (app_home_opened → views.publish)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.catalogue import Catalogue
+from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.home import RECENT_SHOWN, RecentQuestion, home_view
+from adapters.slack.intake import asker
+from adapters.slack.render import record_lang
+from adapters.slack.slack_errors import CALL_ERRORS
+from core.models import Record
+from core.ports import ConversationStore
+
+log = logging.getLogger(__name__)
+
+
+class HomeTab:
+    """Builds one person's Home tab from the catalogue, the channel scopes and their recent records."""
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        store: ConversationStore,
+        *,
+        catalogue: Catalogue,
+        scopes: Mapping[str, ChannelConfig],
+        channel_config: Callable[[str], ChannelConfig],
+    ) -> None:
+        self.client = client
+        self.store = store
+        self.catalogue = catalogue
+        self.scopes = scopes
+        self.channel_config = channel_config
+
+    async def _permalink(self, record: Record) -> str | None:
+        """A link to the question's own message (its event key is "slack:team:channel:ts")."""
+        parts = (record.event_key or "").split(":")
+        if len(parts) != 4 or parts[0] != "slack":
+            return None
+        try:
+            response = await self.client.chat_getPermalink(channel=parts[2], message_ts=parts[3])
+        except CALL_ERRORS:
+            return None
+        permalink = response.get("permalink")
+        return str(permalink) if permalink else None
+
+    async def publish(self, *, team_id: str, user_id: str) -> None:
+        """views.publish the tab for this person (a refusal is logged: the tab keeps its last version)."""
+        records = await self.store.recent_questions(asker(team_id, user_id), limit=RECENT_SHOWN)
+        links = await asyncio.gather(*(self._permalink(record) for record in records))
+        scopes = {channel: self.channel_config(channel) for channel in self.scopes if channel != "default"}
+        view = home_view(
+            summaries=await self.catalogue.summaries(),
+            scopes=scopes,
+            default_scope=self.channel_config("default"),
+            recent=[RecentQuestion(record, link) for record, link in zip(records, links, strict=True)],
+            lang=record_lang(records[0]) if records else "en",
+        )
+        try:
+            await self.client.views_publish(user_id=user_id, view=view)
+        except CALL_ERRORS as exc:
+            log.warning("views.publish for %s failed: %s", user_id, exc)
