@@ -147,6 +147,8 @@ async def build_services(
             kb = wrap_kb(kb)
         if engine is None:
             engine, fallback_engine = build_engine(settings)
+        # The deterministic key-term check (one search forced with retrieval_mode=single is judged by it).
+        key_terms = next((e for e in (fallback_engine, engine) if isinstance(e, ExtractiveEngine)), None)
         if wrap_engine is not None:
             engine = wrap_engine(engine)
         reranker, fallback_reranker = build_reranker(settings)
@@ -167,6 +169,7 @@ async def build_services(
             fallback_reranker=fallback_reranker,
             classifier=classifier,
             classifier_timeout=settings.kb_classifier_timeout,
+            key_terms=key_terms,
             policy=search_policy(settings),
             limits=LoopLimits(
                 max_rounds=settings.kb_agent_max_rounds,

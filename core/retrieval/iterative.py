@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from core.budget import clip
@@ -43,7 +43,8 @@ from core.models import (
     StopReason,
     stop_reason_label,
 )
-from core.ports import ComplexityClassifier, Emit, Engine, KnowledgeBase, Reranker
+from core.ports import ComplexityClassifier, Emit, Engine, KeyTermCheck, KnowledgeBase, Reranker
+from core.retrieval.checked_engine import gap_text
 from core.retrieval.complexity import extract_features
 from core.retrieval.evidence import (
     MISSING_TOKENS,
@@ -77,9 +78,11 @@ class IterativeRetriever:
         thresholds: RoutingThresholds | None = None,
         classifier_timeout: float = 2.0,
         fallback_reranker: Reranker | None = None,
+        key_terms: KeyTermCheck | None = None,
     ) -> None:
         self._kb = kb
         self._engine = engine
+        self._key_terms = key_terms
         self._reranker: Reranker = reranker or LocalReranker()
         self._fallback_reranker: Reranker = fallback_reranker or LocalReranker()
         self._classifier = classifier
@@ -117,7 +120,8 @@ class IterativeRetriever:
             state.stop, state.missing = StopReason.NO_DATASETS, state.message("no_datasets")
             return self._finish(state, decision, mode=decision.decision, escalated=False, started=started)
 
-        first, stop, queries = await self._first_round(state, datasets, search_mode, emit)
+        forced_single = decision.decision == "single" and decision.source == "forced"
+        first, stop, queries = await self._first_round(state, datasets, search_mode, emit, forced_single)
         if decision.decision == "single":
             if state.sufficient or decision.source == "forced" or stop is not None:
                 return await self._finish_single(state, decision, first, stop=stop, started=started)
@@ -131,10 +135,12 @@ class IterativeRetriever:
         return await self._finish_multi(state, decision, first, escalated=False, started=started)
 
     async def _first_round(
-        self, state: LoopState, datasets: Sequence[str], mode: SearchMode, emit: Emit
+        self, state: LoopState, datasets: Sequence[str], mode: SearchMode, emit: Emit, forced_single: bool
     ) -> tuple[list[str], StopReason | None, list[str]]:
         """Search the question at the single-search depth, admit it whole, assess it.
 
+        A question forced to one search (retrieval_mode=single) is judged by the key-term check alone when
+        one is configured: no model call, since nothing would be searched next anyway.
         Returns (ids of the first search's hits, best first; the stop reason if the loop should not go on;
         the follow-up queries).
         """
@@ -143,8 +149,15 @@ class IterativeRetriever:
         await emit(Retrieving(round=1, query=question))
         request = self._policy.request(question, datasets, mode, at_least=self._limits.first_round_depth)
         hits = await self._kb.search(request)
-        stop, queries = await self._round(state, 1, [question], hits, emit)
+        judge = self._judge_key_terms if forced_single and self._key_terms is not None else self._assess
+        stop, queries = await self._round(state, 1, [question], hits, emit, judge=judge)
         return [hit.id for hit in hits], stop, queries
+
+    async def _judge_key_terms(self, state: LoopState) -> Assessment | None:
+        """The deterministic verdict: sufficient when every part's key terms are in the evidence."""
+        assert self._key_terms is not None
+        parts = await self._key_terms.unsupported_parts(state.question, list(state.evidence.values()))
+        return Assessment(sufficient=not parts, missing=gap_text(parts, state.lang) if parts else "")
 
     async def _search_round(
         self,
@@ -185,7 +198,14 @@ class IterativeRetriever:
         return assessment if valid else None
 
     async def _round(
-        self, state: LoopState, number: int, actual: list[str], found: Sequence[Hit], emit: Emit
+        self,
+        state: LoopState,
+        number: int,
+        actual: list[str],
+        found: Sequence[Hit],
+        emit: Emit,
+        *,
+        judge: Callable[[LoopState], Awaitable[Assessment | None]] | None = None,
     ) -> tuple[StopReason | None, list[str]]:
         """Admit a round's hits, assess, record the step; (stop reason or None to go on, next queries)."""
         limits = self._limits
@@ -197,7 +217,7 @@ class IterativeRetriever:
             "total_evidence": len(state.evidence),
         }
         state.rounds.append(step)
-        assessment = await self._assess(state)
+        assessment = await (judge or self._assess)(state)
         if assessment is None:
             state.sufficient, state.missing = False, state.message("assessment_error")
             step.update(sufficient=False, missing=state.missing, next_queries=[])

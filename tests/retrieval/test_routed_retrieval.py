@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from core.models import Assessment, StopReason
+from core.retrieval.iterative import IterativeRetriever
 from core.retrieval.single_search import single_search_trace
+from tests.fakes import FakeEngine, FakeKnowledgeBase
 from tests.retrieval.support import (
     QUESTION,
     ROUND_KEYS,
@@ -210,3 +212,32 @@ async def test_the_final_evidence_puts_the_current_version_of_a_law_first() -> N
         emit=Recorder(),
     )
     assert [h.id for h in outcome.hits] == ["new", "old"]
+
+
+async def test_a_forced_single_search_is_judged_by_the_key_term_check_without_a_model_call() -> None:
+    """retrieval_mode=single with a key-term check: no assessment call; a part lacking its key terms gets
+    the notice's gap, a covered question is sufficient."""
+    from tests.retrieval.test_checked_engine import FixedCheck
+
+    kb = FakeKnowledgeBase()
+    kb.script("期限和预算金额分别是多少", [hit("p1")])
+    engine = FakeEngine()
+    retriever = IterativeRetriever(kb=kb, engine=engine, key_terms=FixedCheck("预算金额"))
+    gap = await retriever.retrieve(
+        "期限和预算金额分别是多少",
+        datasets=["ds"],
+        search_mode="blend",
+        retrieval_mode="single",
+        emit=Recorder(),
+    )
+    assert engine.calls("assess") == [] and gap.model_calls == 0
+    assert not gap.sufficient and gap.missing == "资料中没有「预算金额」的关键信息"
+    covered = IterativeRetriever(kb=kb, engine=engine, key_terms=FixedCheck())
+    outcome = await covered.retrieve(
+        "期限和预算金额分别是多少",
+        datasets=["ds"],
+        search_mode="blend",
+        retrieval_mode="single",
+        emit=Recorder(),
+    )
+    assert outcome.sufficient and engine.calls("assess") == []
