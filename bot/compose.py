@@ -57,17 +57,21 @@ def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
         return extractive, None
     from adapters.models.openai_chat import OpenAIChatModel
 
-    def model(name: str) -> OpenAIChatModel:
+    def model(name: str, *, deadline: float) -> OpenAIChatModel:
         return OpenAIChatModel(
             base_url=settings.openai_base_url,
             api_key=settings.openai_api_key,
             model=name,
             timeout=settings.kb_model_timeout,
+            first_token_timeout=settings.kb_model_first_token_timeout,
+            deadline=deadline,
+            context_tokens=settings.kb_model_context_tokens or None,
             retries=settings.kb_model_retries,
         )
 
-    chat = model(settings.chat_model)
-    aux = chat if settings.aux_model == settings.chat_model else model(settings.aux_model)
+    # One client per role family even for one model: the answer and the auxiliary roles have their own deadline.
+    chat = model(settings.chat_model, deadline=settings.kb_answer_deadline)
+    aux = model(settings.aux_model, deadline=settings.kb_model_deadline)
     engine = CheckedEngine(
         LlmEngine(chat=chat, aux=aux, answer_max_tokens=settings.kb_answer_max_tokens), check=extractive
     )

@@ -45,11 +45,15 @@ INT_RANGES: dict[str, tuple[int, int, int]] = {
     "kb_max_file_mb": (200, 1, 10_000),
     "kb_max_archive_mb": (1024, 1, 100_000),
     "kb_model_retries": (3, 0, 10),
+    "kb_model_context_tokens": (0, 0, 10_000_000),
 }
 FLOAT_RANGES: dict[str, tuple[float, float, float]] = {
     "kb_min_score_short": (0.25, 0.0, 1.0),
     "kb_min_score_default": (0.28, 0.0, 1.0),
     "kb_model_timeout": (60.0, 1.0, 600.0),
+    "kb_model_first_token_timeout": (90.0, 1.0, 1800.0),
+    "kb_model_deadline": (45.0, 1.0, 3600.0),
+    "kb_answer_deadline": (120.0, 1.0, 3600.0),
     "kb_classifier_timeout": (2.0, 0.1, 60.0),
     "kb_classifier_retry_after": (30.0, 0.0, 3600.0),
     "kb_coverage_threshold": (0.6, 0.0, 1.0),
@@ -99,7 +103,11 @@ class Settings(BaseSettings):
     kb_aux_model: str | None = None
     kb_embedding_model: str = OFFLINE_EMBEDDING_MODEL
     kb_embedding_base_url: str | None = None
-    kb_model_timeout: float = 60.0
+    kb_model_timeout: float = 60.0  # longest silence between two streamed chunks
+    kb_model_first_token_timeout: float = 90.0  # per attempt, prompt processing included
+    kb_model_deadline: float = 45.0  # an auxiliary role's whole call, all retries included
+    kb_answer_deadline: float = 120.0  # the answer's first text, all retries included
+    kb_model_context_tokens: int = 0  # the server's context window when it reports none (0: unknown)
     kb_model_retries: int = 3
     kb_answer_fallback: bool = True
     kb_resume_interrupted: bool = False  # answer questions interrupted by a stopped instance again

@@ -93,7 +93,7 @@ class ChatModel(Protocol):
         temperature: float = 0.0,
         json_schema: dict[str, Any] | None = None,
     ) -> Completion:
-        """One non-streaming completion. Raises ModelUnavailable / ModelTruncated / ModelOutputInvalid."""
+        """One whole completion. Raises ModelUnavailable / ModelTruncated / ModelOutputInvalid."""
         ...
 
     def stream(

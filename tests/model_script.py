@@ -49,6 +49,7 @@ class Reply:
     raw_body: str | None = None  # sent verbatim as an application/json body (e.g. broken JSON)
     reasoning: str = ""  # sent as reasoning_content beside the content, as reasoning servers do
     disconnect_after: int | None = None  # streamed: drop the connection after this many deltas
+    omit_finish: bool = False  # streamed: end the body cleanly with no finish_reason chunk and no [DONE]
     usage: tuple[int, int] | None = None  # (prompt, completion) tokens; default: counted
 
     @classmethod
@@ -124,6 +125,12 @@ class Reply:
     def disconnect(cls, content: str, *, after_chunks: int, chunks: int = 4) -> Reply:
         """A streamed answer whose connection drops after `after_chunks` deltas."""
         return cls(content=content, chunks=chunks, disconnect_after=after_chunks)
+
+    @classmethod
+    def ends_without_finish(cls, content: str, *, chunks: int = 2) -> Reply:
+        """A streamed answer whose body ends cleanly after its deltas, with no finish_reason and no [DONE]
+        (a proxy or server that lost the upstream mid-answer)."""
+        return cls(content=content, chunks=chunks, omit_finish=True)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for script files and the /_script/replies control endpoint)."""
@@ -208,6 +215,12 @@ class RecordedRequest:
             return []
         items = [raw] if isinstance(raw, str) or (raw and isinstance(raw[0], int)) else list(raw)
         return [item if isinstance(item, str) else " ".join(map(str, item)) for item in items]
+
+    @classmethod
+    def ends_without_finish(cls, content: str, *, chunks: int = 2) -> Reply:
+        """A streamed answer whose body ends cleanly after its deltas, with no finish_reason and no [DONE]
+        (a proxy or server that lost the upstream mid-answer)."""
+        return cls(content=content, chunks=chunks, omit_finish=True)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (served by GET /_script/requests)."""

@@ -13,7 +13,8 @@ computes the reply (default: "echo: <last user message>"). `server.delay` delays
 `ModelServer(delay=0.2, responder=lambda r: "ok")` answers every call after 200 ms. Behaviour flags
 emulate real servers: `json_schema_supported=False` answers like llama.cpp's server,
 `strict_parameters=True` rejects vendor extras (chat_template_kwargs, thinking) like api.openai.com,
-`stream_usage=False` ignores stream_options.include_usage like older servers.
+`stream_usage=False` ignores stream_options.include_usage like older servers, `context_window=N` serves
+llama.cpp's GET /props with that n_ctx.
 /v1/embeddings returns deterministic unit vectors (hash-seeded) of `embedding_dimension`; /v1/models
 lists `model`. Every request body is recorded in `server.requests`.
 
@@ -94,6 +95,7 @@ class ModelServer:
         json_schema_supported: bool = True,
         strict_parameters: bool = False,
         stream_usage: bool = True,
+        context_window: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -107,6 +109,7 @@ class ModelServer:
         self.json_schema_supported = json_schema_supported
         self.strict_parameters = strict_parameters
         self.stream_usage = stream_usage
+        self.context_window = context_window
         self.requests: list[RecordedRequest] = []
         self._queues: dict[Endpoint, deque[Reply]] = {"chat": deque(), "embeddings": deque()}
         self._host, self._port = host, port
@@ -148,6 +151,7 @@ class ModelServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/props", self._props)
         app.router.add_post("/_script/replies", self._script_replies)
         app.router.add_get("/_script/requests", self._script_requests)
         self._closing = asyncio.Event()
@@ -302,6 +306,9 @@ class ModelServer:
                 if sent:
                     await self._pause(reply.chunk_delay)
                 await send([{"index": 0, "delta": delta, "finish_reason": None}])
+            if reply.omit_finish:
+                await response.write_eof()
+                return response
             await send([{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}])
             if recorded.wants_usage and self.stream_usage:
                 await send([], usage)
@@ -337,6 +344,13 @@ class ModelServer:
     async def _models(self, request: web.Request) -> web.Response:
         model = {"id": self.model, "object": "model", "created": 0, "owned_by": "tests"}
         return web.json_response({"object": "list", "data": [model]})
+
+    async def _props(self, request: web.Request) -> web.Response:
+        """llama.cpp's server properties (its per-slot context window) when `context_window` is set."""
+        if self.context_window is None:
+            return web.json_response({"error": "not found"}, status=404)
+        settings = {"n_ctx": self.context_window, "model": self.model}
+        return web.json_response({"default_generation_settings": settings, "total_slots": 1})
 
     async def _script_replies(self, request: web.Request) -> web.Response:
         endpoint: Endpoint = "embeddings" if request.query.get("endpoint") == "embeddings" else "chat"

@@ -58,6 +58,13 @@ ERROR_MAP: dict[type[BaseException], CoreModelError] = {
 }
 
 
+class StreamInterrupted(Exception):
+    """A streamed reply that stalled (no chunk in time) or ended without a finish_reason: transient."""
+
+
+RETRIED = (openai.OpenAIError, StreamInterrupted)
+
+
 def describe(exc: BaseException) -> str:
     """A short log-safe description: class, HTTP status and the server's message (no credentials)."""
     status = getattr(exc, "status_code", None)
@@ -80,7 +87,7 @@ def to_core_error(exc: BaseException, *, label: str) -> ModelError:
 
 def is_transient(exc: BaseException) -> bool:
     """Whether trying again later may succeed: timeouts, connection errors, 429, 408/409/425 and 5xx."""
-    if isinstance(exc, openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(exc, openai.APIConnectionError | StreamInterrupted):  # includes APITimeoutError
         return True
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in TRANSIENT_STATUSES or exc.status_code >= 500
@@ -164,17 +171,21 @@ class Retrier:
         return True
 
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
-        """await call(), retrying transient openai errors; the last error propagates unchanged."""
+        """await call(), retrying transient openai errors and stalls; the last error propagates unchanged."""
         while True:
             try:
                 return await call()
-            except openai.OpenAIError as exc:
+            except RETRIED as exc:
                 if not await self.wait_before_retry(exc):
                     raise
 
 
 def make_client(
-    client: openai.AsyncOpenAI | None, *, base_url: str | None, api_key: str | None, timeout: float
+    client: openai.AsyncOpenAI | None,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    timeout: float | openai.Timeout,
 ) -> openai.AsyncOpenAI:
     """The SDK client with its own retries off (the Retrier owns them), new or derived from an injected one."""
     if client is None:

@@ -65,8 +65,17 @@ def parse_assessment(text: str) -> Assessment:
     queries = data.get("queries", [])
     if not isinstance(missing, str) or not isinstance(queries, list):
         raise ModelOutputInvalid(f"assessment fields have the wrong types: {text[:200]!r}")
-    cleaned = tuple(q.strip() for q in queries if isinstance(q, str) and q.strip())
-    return Assessment(sufficient=data["sufficient"], missing=missing.strip(), queries=cleaned)
+    cleaned = tuple(q.strip() for q in queries if isinstance(q, str) and not _placeholder(q))
+    return Assessment(
+        sufficient=data["sufficient"],
+        missing="" if _placeholder(missing) else missing.strip(),
+        queries=cleaned,
+    )
+
+
+def _placeholder(text: str) -> bool:
+    """Whether a field is empty or only a template's ellipsis (a small model copies the literal "...")."""
+    return not text.strip(" \t\n.。…-_\"'“”")
 
 
 def parse_vote(text: str) -> bool:
@@ -127,7 +136,7 @@ class LlmEngine:
         completion = await self._aux.complete(
             [Message("system", ASSESS_SYSTEM), Message("user", json.dumps(payload, ensure_ascii=False))],
             max_tokens=ASSESS_MAX_TOKENS,
-            json_schema={"name": "evidence_assessment", "schema": ASSESS_SCHEMA},
+            json_schema=ASSESS_SCHEMA,
         )
         return parse_assessment(completion.text), completion.usage
 

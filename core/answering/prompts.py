@@ -20,6 +20,7 @@ ASSESS_SYSTEM = (
 )
 
 ASSESS_SCHEMA: dict[str, object] = {
+    "title": "evidence_assessment",
     "type": "object",
     "properties": {
         "sufficient": {"type": "boolean"},

@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from adapters.models.openai_chat import THINKING_OFF, OpenAIChatModel
-from adapters.models.openai_retry import Backoff
+from adapters.models.openai_retry import Backoff, StreamInterrupted
 from core.budget import count_tokens
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
 from core.models import Completion, Message, Usage
@@ -63,7 +63,7 @@ async def test_complete_returns_text_and_usage_and_sends_temperature_zero(
     chat: OpenAIChatModel,
     model_server: ModelServer,
 ) -> None:
-    """complete() returns the content with the server's usage, sending temperature 0 and max_tokens."""
+    """complete() returns the content with the server's usage, sending temperature 0 and max_tokens, streamed."""
     model_server.enqueue("申请期限为六十日。")
     result = await chat.complete(QUESTION, max_tokens=50)
     prompt_tokens = sum(count_tokens(m.content) for m in QUESTION)
@@ -71,7 +71,7 @@ async def test_complete_returns_text_and_usage_and_sends_temperature_zero(
         "申请期限为六十日。", "stop", Usage(prompt_tokens, count_tokens("申请期限为六十日。")), "test-model"
     )
     (request,) = model_server.chat_requests
-    assert (request.temperature, request.max_tokens, request.stream) == (0.0, 50, False)
+    assert (request.temperature, request.max_tokens, request.stream) == (0.0, 50, True)
     assert request.messages == [{"role": m.role, "content": m.content} for m in QUESTION]
     assert request.body["model"] == "test-model"
 
@@ -188,15 +188,15 @@ async def test_client_errors_are_not_retried(model_server: ModelServer, status: 
 
 
 async def test_a_hang_past_the_timeout_raises_unavailable(model_server: ModelServer) -> None:
-    """A server that never answers times out after 0.5 s per attempt, is retried once, then fails."""
+    """A server that never answers times out after the 0.5 s first-token allowance, is retried once, then fails."""
     model_server.responder = lambda request: Reply.hanging()
-    model = make_model(model_server, timeout=0.5, retries=1)
+    model = make_model(model_server, timeout=5.0, first_token_timeout=0.5, retries=1)
     started = time.monotonic()
     with pytest.raises(ModelUnavailable) as caught:
         await model.complete(QUESTION, max_tokens=10)
     assert 1.0 <= time.monotonic() - started < 3.0
     assert len(model_server.chat_requests) == 2
-    assert isinstance(caught.value.__cause__, openai.APITimeoutError)
+    assert isinstance(caught.value.__cause__, StreamInterrupted)
 
 
 async def test_a_stream_that_stalls_after_text_raises_unavailable_without_retry(
@@ -242,7 +242,7 @@ async def test_a_broken_response_body_raises_output_invalid(
     chat: OpenAIChatModel,
     model_server: ModelServer,
 ) -> None:
-    """A 200 whose body is not JSON is ModelOutputInvalid, and is not retried."""
+    """A 200 whose body is not an event stream (here: broken JSON) is ModelOutputInvalid, and is not retried."""
     model_server.enqueue(Reply.invalid_json(), "不应被请求")
     with pytest.raises(ModelOutputInvalid):
         await chat.complete(QUESTION, max_tokens=10)
@@ -253,7 +253,8 @@ async def test_json_schema_request_and_non_json_content(
     chat: OpenAIChatModel,
     model_server: ModelServer,
 ) -> None:
-    """json_schema is sent strict and named; prose back is ModelOutputInvalid; fenced JSON is unwrapped."""
+    """json_schema is sent strict and named by the schema's title; prose back is ModelOutputInvalid; fenced
+    JSON is unwrapped."""
     model_server.enqueue("资料充分。", '```json\n{"sufficient": true}\n```')
     with pytest.raises(ModelOutputInvalid):
         await chat.complete(QUESTION, max_tokens=50, json_schema=SCHEMA)
@@ -261,7 +262,11 @@ async def test_json_schema_request_and_non_json_content(
     assert json.loads(result.text) == {"sufficient": True}
     assert model_server.chat_requests[0].response_format == {
         "type": "json_schema",
-        "json_schema": {"name": "Assessment", "schema": SCHEMA, "strict": True},
+        "json_schema": {
+            "name": "Assessment",
+            "schema": {key: value for key, value in SCHEMA.items() if key != "title"},
+            "strict": True,
+        },
     }
 
 

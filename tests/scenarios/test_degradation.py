@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,55 @@ async def test_without_fallback_the_failure_is_reported_and_nothing_is_answered(
         assert failed.record is not None
         stored = await services.store.get_record(failed.record.id)
     assert stored is not None and stored.status == RecordStatus.FAILED and stored.answer is None
+
+
+async def test_an_answer_stream_cut_without_finish_reason_is_never_stored_as_the_answer(
+    kb_home: Path, model_env: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer streams half a sentence and the body ends with no finish_reason: the record holds the
+    extractive answer with the degraded notice, not the cut text."""
+    roles = RoleResponder()
+
+    def respond(request: RecordedRequest) -> Reply | str:
+        if role_of(request) == "answer":
+            return Reply.ends_without_finish("报销期限是三十", chunks=2)
+        return roles(request)
+
+    model_env.responder = respond
+    monkeypatch.setenv("KB_MODEL_RETRIES", "1")
+    async with build_services(Settings()) as services:
+        key = ConversationKey(source="test", channel_id="cut-stream")
+        events = [e async for e in services.pipeline.ask(Question(key, "报销的截止期限是多久?", ("kb",)))]
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert any(isinstance(e, Notice) and e.kind == "degraded" for e in events)
+    assert done.record.details["engine"] == "extractive (fallback)"
+    assert "without a finish_reason" in done.record.details["answer_error"]
+    assert done.record.answer and not done.record.answer.endswith("三十")
+    assert "30 天" in done.record.answer
+
+
+async def test_a_hung_auxiliary_model_costs_its_deadline_not_retries_times_timeouts(
+    kb_home: Path, model_env: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every auxiliary call hangs: with KB_MODEL_DEADLINE=1 each costs about a second (3 retries × a 90 s
+    first-token allowance would be minutes), the rewrite falls back to the extractive one and the question
+    is still answered."""
+    roles = RoleResponder()
+
+    def respond(request: RecordedRequest) -> Reply | str:
+        return roles(request) if role_of(request) == "answer" else Reply.hanging()
+
+    model_env.responder = respond
+    monkeypatch.setenv("KB_MODEL_DEADLINE", "1")
+    monkeypatch.setenv("KB_MODEL_RETRIES", "3")
+    key = ConversationKey(source="test", channel_id="hung-aux")
+    started = time.monotonic()
+    async with build_services(Settings()) as services:
+        first = [e async for e in services.pipeline.ask(Question(key, "报销的截止期限是多久?", ("kb",)))]
+        follow = [e async for e in services.pipeline.ask(Question(key, "那差旅呢?", ("kb",)))]
+    assert isinstance(first[-1], Done) and isinstance(follow[-1], Done)
+    assert follow[-1].record.details["rewrite_engine"].endswith("(fallback)")
+    aux_calls = [r for r in model_env.chat_requests if role_of(r) != "answer"]
+    assert aux_calls, "the auxiliary roles were asked"
+    assert time.monotonic() - started < 1.5 * len(aux_calls) + 10
