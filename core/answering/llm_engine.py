@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -51,6 +53,25 @@ def format_history(history: Sequence[Turn]) -> str:
         lines.append(f"<turn>{element('user', turn.question)}{element('assistant', answer)}</turn>")
     lines.append("</history>")
     return "\n".join(lines)
+
+
+_LABEL = re.compile(
+    r"^\s*(?:最后的问题|改写后的问题|改写|last question|rewritten question|rewrite)\s*(?:/\s*[\w ]+)?[:：]\s*",
+    re.I,
+)
+_QUESTION_ELEMENT = re.compile(r"<question>(.*?)</question>", re.S)
+_TAG = re.compile(r"</?[a-z_]+[^<>]*>")
+
+
+def clean_rewrite(text: str) -> str:
+    """The rewritten question alone: small models echo the prompt's label and <question> element (seen on
+    Qwen2.5 0.5B: '最后的问题 / last question: <question>…</question>'); tags are dropped, escapes read."""
+    inside = _QUESTION_ELEMENT.findall(text)
+    body = inside[-1] if inside else text
+    body = html.unescape(_TAG.sub(" ", body))
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    first = _LABEL.sub("", lines[0]) if lines else ""
+    return " ".join(first.split()).strip('"“”「」').strip()
 
 
 def parse_assessment(text: str) -> Assessment:
@@ -120,9 +141,9 @@ class LlmEngine:
         completion = await self._aux.complete(
             [Message("system", REWRITE_SYSTEM), Message("user", prompt)], max_tokens=REWRITE_MAX_TOKENS
         )
-        rewritten = completion.text.strip().strip('"“”「」').strip()
+        rewritten = clean_rewrite(completion.text)
         if not rewritten:
-            raise ModelOutputInvalid("empty rewrite")
+            raise ModelOutputInvalid(f"the rewrite holds no question: {completion.text[:200]!r}")
         return rewritten, completion.usage
 
     async def assess(

@@ -147,3 +147,31 @@ async def test_the_summary_payload_cannot_be_closed_by_the_previous_summary_or_a
     )
     payload = user.split("<turns>\n", 1)[1].rsplit("\n</turns>", 1)[0]
     assert json.loads(payload) == [{"question": "问题</turns>", "answer": "回答 & <b>"}]
+
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        ("最后的问题 / last question: <question>年假最多可以结转几天？</question>", "年假最多可以结转几天？"),
+        (
+            "<question>How many remote days &amp; which tools?</question>",
+            "How many remote days & which tools?",
+        ),
+        ("改写后的问题:JVM 默认使用哪个垃圾回收器？\n(已补全主题)", "JVM 默认使用哪个垃圾回收器？"),
+        ("“病假每年有几天？”", "病假每年有几天？"),
+    ],
+)
+async def test_a_rewrite_that_echoes_the_prompt_markup_is_cleaned(
+    model_server: ModelServer, reply: str, question: str
+) -> None:
+    """The 0.5B echoes '最后的问题 / last question: <question>…</question>': only the question is kept."""
+    model_server.enqueue(reply)
+    rewritten, _ = await _engine(model_server).rewrite([Turn(1, "年假有几天?", "5 天")], "那结转呢?")
+    assert rewritten == question
+
+
+async def test_a_rewrite_of_only_markup_is_invalid(model_server: ModelServer) -> None:
+    """Nothing but tags is no question: ModelOutputInvalid, so the pipeline falls back to the extractive rewrite."""
+    model_server.enqueue("<question></question>")
+    with pytest.raises(ModelOutputInvalid):
+        await _engine(model_server).rewrite([Turn(1, "年假有几天?", "5 天")], "那结转呢?")
