@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -189,5 +190,42 @@ class LlmEngine:
         except ValueError:
             label = request.stop_reason or "-"
         messages = answer_messages(request, stop_label=label)
+        reader = EscapeReader()
         async for item in self._chat.stream(messages, max_tokens=self._answer_max_tokens):
-            yield item
+            if isinstance(item, Completion):
+                tail = reader.flush()
+                if tail:
+                    yield tail
+                yield dataclasses.replace(item, text=unescape_markup(item.text))
+            elif visible := reader.feed(item):
+                yield visible
+
+
+_ESCAPES = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"'}
+_ESCAPE = re.compile("|".join(map(re.escape, _ESCAPES)))
+_LONGEST_ESCAPE = max(map(len, _ESCAPES))
+
+
+def unescape_markup(text: str) -> str:
+    """The prompt's own escapes read back (small models copy headings such as "制度 &gt; 住宿" verbatim)."""
+    return _ESCAPE.sub(lambda m: _ESCAPES[m.group(0)], text)
+
+
+class EscapeReader:
+    """unescape_markup over streamed deltas: a trailing "&" that may begin an escape waits for the next delta."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, delta: str) -> str:
+        text = self._held + delta
+        amp = text.rfind("&")
+        if amp != -1 and len(text) - amp < _LONGEST_ESCAPE and ";" not in text[amp:]:
+            text, self._held = text[:amp], text[amp:]
+        else:
+            self._held = ""
+        return unescape_markup(text)
+
+    def flush(self) -> str:
+        held, self._held = self._held, ""
+        return unescape_markup(held)

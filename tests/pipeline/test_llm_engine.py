@@ -175,3 +175,29 @@ async def test_a_rewrite_of_only_markup_is_invalid(model_server: ModelServer) ->
     model_server.enqueue("<question></question>")
     with pytest.raises(ModelOutputInvalid):
         await _engine(model_server).rewrite([Turn(1, "年假有几天?", "5 天")], "那结转呢?")
+
+
+async def test_an_answer_that_copies_escaped_headings_reads_them_back(model_server: ModelServer) -> None:
+    """The 0.5B copies '费用报销制度 &gt; 住宿标准' from the evidence: deltas and the final text show '>',
+    also when an escape is split across two deltas."""
+    model_server.enqueue(Reply.text("见 费用报销制度 &gt; 住宿标准 [1]。A &amp; B", chunks=9))
+    engine = _engine(model_server)
+    deltas: list[str] = []
+    final: Completion | None = None
+    async for item in engine.answer(ANSWER_REQUEST):
+        if isinstance(item, Completion):
+            final = item
+        else:
+            deltas.append(item)
+    assert final is not None and final.text == "见 费用报销制度 > 住宿标准 [1]。A & B"
+    assert "".join(deltas) == final.text
+
+
+ANSWER_REQUEST = AnswerRequest(
+    question="住宿标准?",
+    evidence=(Hit("p1", "住宿标准为每晚 450 元。", 0.9, "kb", "d1", "费用报销", "费用报销制度 > 住宿标准"),),
+    sufficient=True,
+    stop_reason="sufficient",
+    missing="",
+    lang="zh",
+)
