@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -59,12 +60,32 @@ def _event_data(line: str) -> Any:
     return line
 
 
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """When one exchange started, sent its first content delta (streams only) and ended (time.monotonic)."""
+
+    started: float
+    first_content: float | None
+    ended: float
+
+
+def _has_content(chunk: Any) -> bool:
+    """Whether a streamed chunk carries answer text."""
+    if not isinstance(chunk, dict):
+        return False
+    return any((choice.get("delta") or {}).get("content") for choice in chunk.get("choices") or [])
+
+
 class RecordingProxy:
-    """A local OpenAI-compatible endpoint that forwards to `upstream` and records every exchange."""
+    """A local OpenAI-compatible endpoint that forwards to `upstream` and records every exchange.
+
+    `interactions` go into a cassette; `timings` (same order) are for benchmarks.
+    """
 
     def __init__(self, upstream: str, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.upstream = upstream_origin(upstream)
         self.interactions: list[Interaction] = []
+        self.timings: list[Timing] = []
         self.disconnected: list[int] = []  # interactions whose client left before the end
         self._host, self._port = host, port
         self._runner: web.AppRunner | None = None
@@ -110,17 +131,20 @@ class RecordingProxy:
         raw = await request.read()
         headers = {"Content-Type": request.headers.get("Content-Type", "application/json")} if raw else {}
         started = time.monotonic()
+        first_content: float | None = None
         async with self._session.request(
             request.method, self.upstream + request.path_qs, data=raw or None, headers=headers
         ) as upstream:
             content_type = upstream.headers.get("Content-Type", "")
             if _media_type(content_type) == SSE:
-                response, recorded = await self._relay_stream(request, upstream, content_type)
+                response, recorded, first_content = await self._relay_stream(request, upstream, content_type)
             else:
                 body = await upstream.read()
                 recorded = RecordedResponse(upstream.status, _media_type(content_type), body=parse_body(body))
                 response = web.Response(body=body, status=upstream.status, content_type=recorded.content_type)
-        seconds = round(time.monotonic() - started, 3)
+        ended = time.monotonic()
+        seconds = round(ended - started, 3)
+        self.timings.append(Timing(started, first_content, ended))
         self.interactions.append(
             Interaction(request.method, request.path_qs, parse_body(raw), recorded, seconds=seconds)
         )
@@ -128,7 +152,7 @@ class RecordingProxy:
 
     async def _relay_stream(
         self, request: web.Request, upstream: aiohttp.ClientResponse, content_type: str
-    ) -> tuple[web.StreamResponse, RecordedResponse]:
+    ) -> tuple[web.StreamResponse, RecordedResponse, float | None]:
         """Pass each event on as it arrives and keep it; a client that leaves does not cut the record."""
         response = web.StreamResponse(
             status=upstream.status, headers={"Content-Type": content_type, "Cache-Control": "no-cache"}
@@ -136,10 +160,13 @@ class RecordingProxy:
         await response.prepare(request)
         chunks: list[Any] = []
         client_gone = False
+        first_content: float | None = None
         async for raw_line in upstream.content:
             line = raw_line.decode("utf-8").strip()
             if line:
                 chunks.append(_event_data(line))
+                if first_content is None and _has_content(chunks[-1]):
+                    first_content = time.monotonic()
             if not client_gone:
                 try:
                     await response.write(raw_line)
@@ -151,7 +178,7 @@ class RecordingProxy:
         else:
             with contextlib.suppress(ConnectionResetError, aiohttp.ClientConnectionResetError):
                 await response.write_eof()
-        return response, RecordedResponse(upstream.status, SSE, chunks=tuple(chunks))
+        return response, RecordedResponse(upstream.status, SSE, chunks=tuple(chunks)), first_content
 
 
 async def replay_response(replayer: Replayer, request: web.Request) -> web.StreamResponse:

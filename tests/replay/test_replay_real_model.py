@@ -1,0 +1,158 @@
+"""Real model output, replayed: every cassette under tests/replay/cassettes through the real `openai` client
+and the real pipeline (the composition `kb ask` uses), with no model running.
+
+A cassette was recorded from a live llama.cpp server by `python -m tests.replay.record` (see
+tests/replay/cassette.py RECORD_COMMAND); when the prompts change, the requests no longer match and
+these tests say how to record again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bot.sample_kb import SAMPLE_KB_DIR
+from tests.model_server import ModelServer
+from tests.replay.cassette import RECORD_COMMAND, Cassette, Replayer, failure_text
+from tests.replay.question_set import QUESTION_SET, QUESTION_SET_NAME, ReplayConversation, question_set_digest
+from tests.replay.session import SESSION_SETTINGS, TurnOutcome, run_question_set, session_settings
+
+CASSETTES = sorted((Path(__file__).parent / "cassettes").glob("*.json"))
+SAMPLE_FILES = {path.name for path in SAMPLE_KB_DIR.glob("*.md")}
+
+
+@dataclass
+class Replay:
+    cassette: Cassette
+    replayer: Replayer
+    outcomes: list[TurnOutcome]
+
+    def last_turns(self) -> list[TurnOutcome]:
+        return [o for o in self.outcomes if o.is_last]
+
+
+async def replay(
+    cassette: Cassette, home: Path, conversations: tuple[ReplayConversation, ...] = QUESTION_SET
+) -> Replay:
+    """The question set against ModelServer(cassette=...), with the recorded model name."""
+    async with ModelServer(cassette=cassette) as server:
+        settings = session_settings(base_url=server.base_url, model=str(cassette.header["model"]), home=home)
+        outcomes = await run_question_set(settings, conversations)
+    assert server.replayer is not None
+    return Replay(cassette, server.replayer, outcomes)
+
+
+def _run_without_environment(cassette: Cassette, home: Path) -> Replay:
+    """Replay once per cassette, with no KB_/OPENAI_ variable of the caller's environment."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith(("KB_", "OPENAI_")):
+                patch.delenv(name)
+        return asyncio.run(replay(cassette, home))
+
+
+@pytest.fixture(scope="module", params=CASSETTES, ids=[path.stem for path in CASSETTES])
+def replayed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Replay:
+    cassette = Cassette.load(request.param)
+    return _run_without_environment(cassette, tmp_path_factory.mktemp("replay"))
+
+
+def test_there_is_a_cassette() -> None:
+    assert CASSETTES, f"no cassette under tests/replay/cassettes; record one with: {RECORD_COMMAND}"
+
+
+def test_the_header_names_model_server_date_and_this_question_set(replayed: Replay) -> None:
+    """A cassette says what it was recorded from; a changed question set needs a new recording."""
+    header = replayed.cassette.header
+    assert header["model"] and header["server"] and header["recorded_at"]
+    assert header["question_set"]["name"] == QUESTION_SET_NAME
+    assert header["question_set"]["sha256"] == question_set_digest(), (
+        f"the question set changed since the cassette was recorded; re-record with: {RECORD_COMMAND}"
+    )
+    assert header["settings"] == SESSION_SETTINGS, (
+        f"the session settings changed; re-record with: {RECORD_COMMAND}"
+    )
+
+
+def test_every_request_is_one_the_cassette_recorded(replayed: Replay) -> None:
+    """Same question set, knowledge base and settings: byte-identical requests, each recorded answer used."""
+    failure = failure_text(replayed.replayer)
+    if failure:
+        pytest.fail(failure)
+    assert replayed.replayer.unused == [], (
+        f"the pipeline made fewer model calls than were recorded; re-record with: {RECORD_COMMAND}"
+    )
+
+
+def test_every_turn_is_answered_by_the_model_or_a_traced_fallback(replayed: Replay) -> None:
+    """Real output never crashes a turn; an extractive answer says why the model's was not used."""
+    for outcome in replayed.outcomes:
+        assert outcome.failed is None, f"{outcome.conversation.id}[{outcome.turn}] failed: {outcome.failed}"
+        assert outcome.record is not None and outcome.record.answer
+        details = outcome.record.details
+        engine = str(details.get("engine"))
+        assert engine.startswith("model:") or details.get("answer_error"), (outcome.question, engine)
+
+
+def test_a_part_no_document_answers_gets_the_uncertainty_notice(replayed: Replay) -> None:
+    """Compound questions with an absent part, and absent questions, end with the notice."""
+    for outcome in replayed.last_turns():
+        if outcome.conversation.absent:
+            assert outcome.record is not None and outcome.record.details.get("notice"), outcome.question
+
+
+def test_citations_point_at_documents_of_the_knowledge_base(replayed: Replay) -> None:
+    """Every cited source is a sample document; a question with an answering document cites one of them."""
+    for outcome in replayed.outcomes:
+        assert outcome.record is not None
+        cited = {_file_name(c) for c in outcome.record.details.get("citations") or []}
+        assert cited <= SAMPLE_FILES, (outcome.question, cited - SAMPLE_FILES)
+
+
+def test_a_follow_up_keeps_its_topic(replayed: Replay) -> None:
+    """The follow-up's retrieval finds the earlier turn's document (whatever the model's rewrite was)."""
+    for outcome in replayed.last_turns():
+        conversation = outcome.conversation
+        if conversation.kind != "followup":
+            continue
+        assert outcome.record is not None
+        cited = {_file_name(c) for c in outcome.record.details.get("citations") or []}
+        assert set(conversation.documents) & cited, (outcome.question, outcome.record.rewritten, cited)
+
+
+def test_a_changed_prompt_fails_with_the_re_record_command(tmp_path: Path) -> None:
+    """One recorded request body mutated: the replay names it and says how to record again."""
+    if not CASSETTES:
+        pytest.skip("no cassette")
+    cassette = Cassette.load(CASSETTES[0])
+    conversation = QUESTION_SET[0]
+    index = next(i for i, x in enumerate(cassette.interactions) if x.body and x.body.get("messages"))
+    changed = copy.deepcopy(cassette.interactions[index].body)
+    changed["messages"][-1]["content"] += " (changed)"
+    cassette.interactions[index] = type(cassette.interactions[index])(
+        "POST", cassette.interactions[index].path, changed, cassette.interactions[index].response
+    )
+    result = _run_one(cassette, tmp_path, conversation)
+    text = failure_text(result.replayer) or ""
+    assert text.startswith(
+        f"the prompts changed since the cassette was recorded; re-record with: {RECORD_COMMAND}"
+    )
+    assert f"closest recorded request: #{index}" in text and "(changed)" in text
+    assert all(o.failed is None for o in result.outcomes)  # the pipeline itself still answers (fallback)
+
+
+def _run_one(cassette: Cassette, home: Path, conversation: ReplayConversation) -> Replay:
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith(("KB_", "OPENAI_")):
+                patch.delenv(name)
+        return asyncio.run(replay(cassette, home, (conversation,)))
+
+
+def _file_name(citation: dict[str, object]) -> str:
+    return Path(str(citation.get("source") or citation.get("document") or "")).name
