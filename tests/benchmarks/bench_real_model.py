@@ -298,10 +298,24 @@ def render(columns: Sequence[tuple[str, list[QuestionResult], ModelFigures | Non
     return "\n".join(lines)
 
 
+def first_of_each_type(questions: Sequence[EvalQuestion], count: int) -> list[EvalQuestion]:
+    """The first `count` questions of every type, in file order."""
+    kept: list[EvalQuestion] = []
+    seen: Counter[str] = Counter()
+    for question in questions:
+        seen[question.type] += 1
+        if seen[question.type] <= count:
+            kept.append(question)
+    return kept
+
+
 async def bench(args: argparse.Namespace, base_url: str, model: str) -> str:
     text = QUESTIONS.read_text(encoding="utf-8")
     questions = parse_lines(text.splitlines()).questions
-    questions = [q for q in questions if not args.type or q.type in args.type][: args.limit or None]
+    questions = [q for q in questions if not args.type or q.type in args.type]
+    if args.per_type:
+        questions = first_of_each_type(questions, args.per_type)
+    questions = questions[: args.limit or None]
     common: dict[str, Any] = {"kb_home": args.home, "kb_datasets": [DATASET]}
     extractive = Settings(kb_model="extractive", **common)
     results_x, _ = await run_engine(extractive, questions, label="extractive")
@@ -310,8 +324,8 @@ async def bench(args: argparse.Namespace, base_url: str, model: str) -> str:
             openai_base_url=proxy.base_url,
             openai_api_key="local",
             kb_chat_model=model,
-            kb_model_timeout=args.timeout,
             **common,
+            **({"kb_model_timeout": args.timeout} if args.timeout else {}),
         )
         results_m, timed = await run_engine(live, questions, label="model")
     starts = scored_starts(timed.started, questions)
@@ -345,7 +359,10 @@ def main() -> int:
         help="KB_HOME kept between runs",
     )
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--timeout", type=float, default=300.0, help="KB_MODEL_TIMEOUT for the model run")
+    parser.add_argument(
+        "--per-type", type=int, default=0, help="only the first N questions of each type (before --limit)"
+    )
+    parser.add_argument("--timeout", type=float, default=0.0, help="KB_MODEL_TIMEOUT (default: the bot's)")
     args = parser.parse_args()
     if not args.base_url:
         print(

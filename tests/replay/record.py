@@ -34,8 +34,9 @@ from tests.replay.session import SESSION_SETTINGS, TurnOutcome, run_question_set
 # depend on the machine's speed. (Settings unknown to the current code are ignored.)
 RECORD_TIMEOUTS: dict[str, float] = {
     "kb_model_timeout": 600.0,
-    "kb_model_first_token_timeout": 600.0,
+    "kb_model_first_token_timeout": 1800.0,
     "kb_model_deadline": 600.0,
+    "kb_answer_deadline": 600.0,
 }
 
 
