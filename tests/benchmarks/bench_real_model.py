@@ -249,7 +249,7 @@ def extra_rows(results: Sequence[QuestionResult], figures: ModelFigures | None) 
     rows = [("answers not by the model (fallback)", f"{fallback}/{len(results)}")]
     calls = [c for question in figures.calls for c in question]
     per_role = Counter(c.role for c in calls)
-    asked = max(1, sum(1 for q in figures.calls if q))
+    asked = max(1, len(figures.calls))
     answers = [c for c in calls if c.role == "answer" and c.timing.first_content is not None]
     prefill = [c.timing.first_content - c.timing.started for c in answers if c.timing.first_content]
     decode = [
