@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -335,6 +336,13 @@ async def bench(args: argparse.Namespace, base_url: str, model: str) -> str:
         f"model {model} at {base_url}"
     )
     table = render([("extractive", results_x, None), (f"model {model}", results_m, figures)])
+    if args.json_path:
+        payload = {
+            "title": title,
+            "extractive": [r.to_dict() for r in results_x],
+            "model": [r.to_dict() for r in results_m],
+        }
+        args.json_path.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
     return f"{title}\n{table}"
 
 
@@ -361,6 +369,9 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument(
         "--per-type", type=int, default=0, help="only the first N questions of each type (before --limit)"
+    )
+    parser.add_argument(
+        "--json", dest="json_path", type=Path, help="write both engines' per-question results"
     )
     parser.add_argument("--timeout", type=float, default=0.0, help="KB_MODEL_TIMEOUT (default: the bot's)")
     args = parser.parse_args()
