@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bot.sample_kb import SAMPLE_KB_DIR
+from core.models import Record
 from tests.model_server import ModelServer
 from tests.replay.cassette import RECORD_COMMAND, Cassette, Replayer, failure_text
 from tests.replay.question_set import QUESTION_SET, QUESTION_SET_NAME, ReplayConversation, question_set_digest
@@ -24,6 +26,8 @@ from tests.replay.session import SESSION_SETTINGS, TurnOutcome, run_question_set
 
 CASSETTES = sorted((Path(__file__).parent / "cassettes").glob("*.json"))
 SAMPLE_FILES = {path.name for path in SAMPLE_KB_DIR.glob("*.md")}
+_MARKERS = re.compile(r"\[\s*(?:编号\s*)?\d+\s*\]|</?[a-z_]+[^>]*>")
+_WORD = re.compile(r"[A-Za-z]{2,}|[\u4e00-\u9fff]|\d+")
 PROMPT_MARKUP = ("<question>", "</question>", "last question:", "最后的问题")
 
 # What a cassette's real output still gets wrong, by (check, cassette, conversation). A listed case must
@@ -41,6 +45,16 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ),
     ("topic", "qwen2.5-0.5b", "followup-zh-java"): "the 0.5B rewrites 那它们各自占用多少内存？ without Java",
     ("topic", "qwen2.5-0.5b", "followup-en-oncall"): "the 0.5B leaves 'And a P2 incident?' as it is",
+    (
+        "substance",
+        "qwen2.5-0.5b",
+        "followup-en-oncall",
+    ): "the 0.5B answers 'And a P2 incident?' with <answer>Yes</answer>",
+    ("notice", "qwen2.5-1.5b", "compound-absent-en"): "as for the 0.5B: the gym allowance has no key term",
+    ("substance", "qwen2.5-1.5b", "single-en-remote"): "the 1.5B answers English questions with a bare [1]",
+    ("substance", "qwen2.5-1.5b", "compound-absent-zh"): "the 1.5B answers [1] [2] and copies the notice",
+    ("substance", "qwen2.5-1.5b", "compound-absent-en"): "the 1.5B answers [1] <evidence>1</evidence>",
+    ("substance", "qwen2.5-1.5b", "followup-en-oncall"): "the 1.5B answers the P2 follow-up with a bare [1]",
 }
 
 
@@ -195,6 +209,26 @@ def test_a_rewritten_follow_up_carries_no_prompt_markup(replayed: Replay) -> Non
         and any(mark in (o.record.rewritten or "") for mark in PROMPT_MARKUP)
     }
     check_all(replayed, "markup", failures)
+
+
+def test_an_answer_says_more_than_its_citation_markers(replayed: Replay) -> None:
+    """An answer is text: not only [n] markers or markup copied from the prompt."""
+    empty = {}
+    for outcome in replayed.outcomes:
+        assert outcome.record is not None
+        words = _MARKERS.sub(" ", _answer_body(outcome.record))
+        if len(_WORD.findall(words)) < 2:
+            empty[outcome.conversation.id] = f"answered {outcome.record.answer!r}"
+    check_all(replayed, "substance", empty)
+
+
+def _answer_body(record: Record) -> str:
+    """The model's text: the answer without the notices the pipeline appends."""
+    text = record.answer or ""
+    for notice in (record.details.get("notice"), record.details.get("version_note")):
+        if notice:
+            text = text.replace(str(notice), "")
+    return text
 
 
 def test_a_changed_prompt_fails_with_the_re_record_command(tmp_path: Path) -> None:
