@@ -50,6 +50,11 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
         "qwen2.5-0.5b",
         "followup-en-oncall",
     ): "the 0.5B answers 'And a P2 incident?' with <answer>Yes</answer>",
+    ("escapes", "qwen2.5-0.5b", "single-en-remote"): (
+        "the 0.5B copies an evidence header with its escaped heading path (Remote Work Policy &gt; "
+        "Eligibility) as the whole answer; nothing unescapes or strips it"
+    ),
+    ("escapes", "qwen2.5-0.5b", "multihop-en-escalation"): "the 0.5B copies '… Handbook &gt; Response times'",
     ("notice", "qwen2.5-1.5b", "compound-absent-en"): "as for the 0.5B: the gym allowance has no key term",
     ("substance", "qwen2.5-1.5b", "single-en-remote"): "the 1.5B answers English questions with a bare [1]",
     ("substance", "qwen2.5-1.5b", "compound-absent-zh"): "the 1.5B answers [1] [2] and copies the notice",
@@ -220,6 +225,17 @@ def test_an_answer_says_more_than_its_citation_markers(replayed: Replay) -> None
         if len(_WORD.findall(words)) < 2:
             empty[outcome.conversation.id] = f"answered {outcome.record.answer!r}"
     check_all(replayed, "substance", empty)
+
+
+def test_an_answer_shows_no_prompt_escapes(replayed: Replay) -> None:
+    """The prompt's XML escapes (&gt; in a heading path) never reach the reader."""
+    leaked = {
+        o.conversation.id: f"answered {o.record.answer!r}"
+        for o in replayed.last_turns()
+        if o.record is not None
+        and any(e in (o.record.answer or "") for e in ("&gt;", "&lt;", "&amp;", "&quot;"))
+    }
+    check_all(replayed, "escapes", leaked)
 
 
 def _answer_body(record: Record) -> str:
