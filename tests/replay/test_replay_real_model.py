@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -131,20 +132,21 @@ def test_the_header_names_model_server_date_and_this_question_set(replayed: Repl
     assert header["model"] and header["server"] and header["recorded_at"]
     assert header["question_set"]["name"] == QUESTION_SET_NAME
     assert header["question_set"]["sha256"] == question_set_digest(), (
-        f"the question set changed since the cassette was recorded; re-record with: {RECORD_COMMAND}"
+        f"the question set changed since the cassette was recorded; re-record with: {_command(replayed.cassette)}"
     )
     assert header["settings"] == SESSION_SETTINGS, (
-        f"the session settings changed; re-record with: {RECORD_COMMAND}"
+        f"the session settings changed; re-record with: {_command(replayed.cassette)}"
     )
 
 
 def test_every_request_is_one_the_cassette_recorded(replayed: Replay) -> None:
     """Same question set, knowledge base and settings: byte-identical requests, each recorded answer used."""
-    failure = failure_text(replayed.replayer)
+    command = _command(replayed.cassette)
+    failure = failure_text(replayed.replayer, command=command)
     if failure:
         pytest.fail(failure)
     assert replayed.replayer.unused == [], (
-        f"the pipeline made fewer model calls than were recorded; re-record with: {RECORD_COMMAND}"
+        f"the pipeline made fewer model calls than were recorded; re-record with: {command}"
     )
 
 
@@ -256,16 +258,18 @@ def test_a_changed_prompt_fails_with_the_re_record_command(tmp_path: Path) -> No
     index = next(i for i, x in enumerate(cassette.interactions) if x.body and x.body.get("messages"))
     changed = copy.deepcopy(cassette.interactions[index].body)
     changed["messages"][-1]["content"] += " (changed)"
-    cassette.interactions[index] = type(cassette.interactions[index])(
-        "POST", cassette.interactions[index].path, changed, cassette.interactions[index].response
-    )
+    cassette.interactions[index] = dataclasses.replace(cassette.interactions[index], body=changed)
     result = _run_without_environment(cassette, tmp_path, (conversation,))
-    text = failure_text(result.replayer) or ""
-    assert text.startswith(
-        f"the prompts changed since the cassette was recorded; re-record with: {RECORD_COMMAND}"
-    )
+    command = _command(cassette)
+    text = failure_text(result.replayer, command=command) or ""
+    assert text.startswith(f"the prompts changed since the cassette was recorded; re-record with: {command}")
     assert f"closest recorded request: #{index}" in text and "(changed)" in text
     assert all(o.failed is None for o in result.outcomes)  # the pipeline itself still answers (fallback)
+
+
+def _command(cassette: Cassette) -> str:
+    """The command that recorded this cassette (the header's), else the documented one."""
+    return str(cassette.header.get("command") or RECORD_COMMAND)
 
 
 def _file_name(citation: dict[str, object]) -> str:
