@@ -206,6 +206,19 @@ def test_a_follow_up_keeps_its_topic(replayed: Replay) -> None:
     check_all(replayed, "topic", unnamed)
 
 
+def test_a_vote_the_model_cuts_off_is_traced_and_the_rules_route(replayed: Replay) -> None:
+    """The 0.5B answers the yes/no vote by echoing the question until max_tokens: routing falls back."""
+    fallbacks = {}
+    for outcome in replayed.outcomes:
+        assert outcome.record is not None
+        complexity = outcome.record.details["trace"]["complexity"]
+        if complexity["source"] == "fallback":
+            assert "model vote failed" in complexity["reason"], complexity
+            fallbacks[outcome.conversation.id] = complexity["reason"]
+    if replayed.name == "qwen2.5-0.5b":  # its recorded vote on this question was "JVM 默认使用" (length)
+        assert "model_truncated" in fallbacks.get("single-zh-synonym", ""), fallbacks
+
+
 def test_a_rewritten_follow_up_carries_no_prompt_markup(replayed: Replay) -> None:
     """A follow-up's standalone question is a question, not an echo of the rewrite prompt."""
     failures = {
