@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import aiohttp
 import openai
 
 from tests.model_script import Reply
@@ -117,3 +119,30 @@ def _script(tmp_path: Path) -> Path:
     path = tmp_path / "script.json"
     path.write_text(json.dumps({"default": "scripted"}), encoding="utf-8")
     return path
+
+
+async def test_a_client_that_leaves_mid_stream_does_not_cut_the_recording() -> None:
+    """The proxy reads the real server's stream to its end and marks the exchange as disconnected."""
+    async with ModelServer() as upstream, RecordingProxy(upstream.base_url) as proxy:
+        upstream.enqueue(Reply.text("一二三四", chunks=4, chunk_delay=0.1))
+        body = {"model": "m", "messages": MESSAGES, "max_tokens": 20, "stream": True}
+        async with aiohttp.ClientSession() as session:
+            response = await session.post(f"{proxy.base_url}/chat/completions", json=body)
+            await response.content.readline()
+            response.close()
+        for _ in range(50):
+            if proxy.interactions:
+                break
+            await asyncio.sleep(0.05)
+    (interaction,) = proxy.interactions
+    assert proxy.disconnected == [0]
+    chunks = interaction.response.chunks or ()
+    assert (
+        "".join(
+            c["choices"][0]["delta"].get("content") or ""
+            for c in chunks
+            if isinstance(c, dict) and c["choices"]
+        )
+        == "一二三四"
+    )
+    assert proxy.timings[0].first_content is not None
