@@ -84,6 +84,7 @@ def test_llama_server_env_context_threads_and_extra_arguments(
 def test_a_missing_model_file_is_a_clear_error_and_nothing_is_downloaded(
     fake_bin: Path, tmp_path: Path
 ) -> None:
+    """A path with no file is refused (exit 2) before llama-server runs; nothing is fetched."""
     result = run(str(tmp_path / "absent.gguf"), path=f"{fake_bin}:/usr/bin:/bin")
     assert result.returncode == 2
     assert "no model file at" in result.stderr and "never downloads" in result.stderr
@@ -91,6 +92,7 @@ def test_a_missing_model_file_is_a_clear_error_and_nothing_is_downloaded(
 
 
 def test_a_file_that_is_not_gguf_is_refused(fake_bin: Path, tmp_path: Path) -> None:
+    """A file without the GGUF magic bytes is refused (exit 2)."""
     other = tmp_path / "model.gguf"
     other.write_text("<html>not a model</html>", encoding="utf-8")
     result = run(str(other), path=f"{fake_bin}:/usr/bin:/bin")
@@ -98,6 +100,7 @@ def test_a_file_that_is_not_gguf_is_refused(fake_bin: Path, tmp_path: Path) -> N
 
 
 def test_a_missing_binary_names_path_and_llama_server(gguf: Path, tmp_path: Path) -> None:
+    """No llama-server on PATH, or a wrong LLAMA_SERVER: exit 127 with what to set."""
     result = run(str(gguf), path="/usr/bin:/bin")
     assert result.returncode == 127
     assert "llama-server not found" in result.stderr and "LLAMA_SERVER=" in result.stderr

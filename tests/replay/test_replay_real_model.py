@@ -123,6 +123,7 @@ def replayed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 
 
 def test_there_is_a_cassette() -> None:
+    """At least one recorded cassette is in the suite."""
     assert CASSETTES, f"no cassette under tests/replay/cassettes; record one with: {RECORD_COMMAND}"
 
 
