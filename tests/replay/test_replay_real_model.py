@@ -51,11 +51,6 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
         "qwen2.5-0.5b",
         "followup-en-oncall",
     ): "the 0.5B answers 'And a P2 incident?' with <answer>Yes</answer>",
-    ("escapes", "qwen2.5-0.5b", "single-en-remote"): (
-        "the 0.5B copies an evidence header with its escaped heading path (Remote Work Policy &gt; "
-        "Eligibility) as the whole answer; nothing unescapes or strips it"
-    ),
-    ("escapes", "qwen2.5-0.5b", "multihop-en-escalation"): "the 0.5B copies '… Handbook &gt; Response times'",
     ("notice", "qwen2.5-1.5b", "compound-absent-en"): "as for the 0.5B: the gym allowance has no key term",
     ("substance", "qwen2.5-1.5b", "single-en-remote"): "the 1.5B answers English questions with a bare [1]",
     ("substance", "qwen2.5-1.5b", "compound-absent-zh"): "the 1.5B answers [1] [2] and copies the notice",
