@@ -17,6 +17,8 @@ emulate real servers: `json_schema_supported=False` answers like llama.cpp's ser
 llama.cpp's GET /props with that n_ctx.
 /v1/embeddings returns deterministic unit vectors (hash-seeded) of `embedding_dimension`; /v1/models
 lists `model`. Every request body is recorded in `server.requests`.
+`ModelServer(cassette=Cassette.load(path))` answers every request from a recorded real server instead
+(tests/replay: match on method, path and canonical body; `server.replayer` says what was served).
 
 For code that blocks or runs in another process:
 - `with server.running_in_thread() as base_url:` hosts the server on its own loop in a daemon thread
@@ -46,6 +48,8 @@ from aiohttp import web
 
 from core.budget import count_tokens
 from tests.model_script import Endpoint, RecordedRequest, Reply
+from tests.replay.cassette import Cassette, Replayer
+from tests.replay.proxy import replay_response
 
 DEFAULT_MODEL = "test-model"
 ResponderResult = Reply | str
@@ -96,6 +100,7 @@ class ModelServer:
         strict_parameters: bool = False,
         stream_usage: bool = True,
         context_window: int | None = None,
+        cassette: Cassette | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -110,6 +115,7 @@ class ModelServer:
         self.strict_parameters = strict_parameters
         self.stream_usage = stream_usage
         self.context_window = context_window
+        self.replayer = Replayer(cassette) if cassette is not None else None
         self.requests: list[RecordedRequest] = []
         self._queues: dict[Endpoint, deque[Reply]] = {"chat": deque(), "embeddings": deque()}
         self._host, self._port = host, port
@@ -147,7 +153,8 @@ class ModelServer:
 
     async def start(self) -> str:
         """Bind and serve; returns the base URL to give the openai client."""
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        replaying = [self._replay] if self.replayer is not None else []
+        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=replaying)
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
@@ -340,6 +347,12 @@ class ModelServer:
         tokens = sum(count_tokens(text) for text in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         return web.json_response({"object": "list", "data": data, "model": self.model, "usage": usage})
+
+    @web.middleware
+    async def _replay(self, request: web.Request, handler: object) -> web.StreamResponse:
+        """With a cassette, every path is answered from it (the scripted handlers never run)."""
+        assert self.replayer is not None
+        return await replay_response(self.replayer, request)
 
     async def _models(self, request: web.Request) -> web.Response:
         model = {"id": self.model, "object": "model", "created": 0, "owned_by": "tests"}

@@ -11,6 +11,10 @@ call>, "delay": 0.2, "model": "test-model", "embedding_dimension": 32, "json_sch
 "strict_parameters": false}. While it runs, POST /_script/replies (a JSON list of replies;
 ?endpoint=embeddings for the embeddings queue) adds replies and GET /_script/requests lists the
 requests received.
+
+Record and replay (tests/replay): `--record CASSETTE.json --upstream URL` runs the recording proxy in
+front of a real server instead (the cassette is written on SIGTERM/SIGINT); `--replay CASSETTE.json`
+answers from a cassette.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from typing import Any
 
 from tests.model_script import Reply
 from tests.model_server import DEFAULT_MODEL, ModelServer
+from tests.replay.cassette import Cassette
+from tests.replay.proxy import RecordingProxy
 
 
 def _server_from_script(
@@ -50,7 +56,7 @@ def _server_from_script(
     return server
 
 
-async def _serve(server: ModelServer) -> None:
+async def _serve(server: ModelServer | RecordingProxy) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -58,6 +64,16 @@ async def _serve(server: ModelServer) -> None:
     async with server:
         print(f"MODEL_SERVER_URL={server.base_url}", flush=True)
         await stop.wait()
+
+
+async def _record(upstream: str, out: Path, port: int) -> None:
+    proxy = RecordingProxy(upstream, port=port)
+    try:
+        await _serve(proxy)
+    finally:
+        header = {"upstream": proxy.upstream, "recorded_with": "python -m tests.model_server --record"}
+        Cassette(header, proxy.interactions).save(out)
+        print(f"wrote {len(proxy.interactions)} interactions to {out}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -68,7 +84,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--dimension", type=int, default=32)
+    parser.add_argument("--record", type=Path, metavar="CASSETTE", help="record a real server (--upstream)")
+    parser.add_argument("--upstream", help="the real server to record, e.g. http://127.0.0.1:19200")
+    parser.add_argument("--replay", type=Path, metavar="CASSETTE", help="answer from a recorded cassette")
     args = parser.parse_args(argv)
+    if args.record:
+        if not args.upstream:
+            parser.error("--record needs --upstream URL")
+        asyncio.run(_record(args.upstream, args.record, args.port))
+        return
+    if args.replay:
+        cassette = Cassette.load(args.replay)
+        asyncio.run(_serve(ModelServer(cassette=cassette, port=args.port)))
+        return
     server = _server_from_script(
         args.script, model=args.model, delay=args.delay, dimension=args.dimension, port=args.port
     )
