@@ -103,6 +103,7 @@ class Catalog:
         self._entries: dict[str, CatalogEntry] = {}
         self._signature: str | None = None
         self.loaded_at = 0.0
+        self.generation = 0  # counts changes, so a reader in another thread can tell one happened
 
     def refresh(self) -> None:
         """Reload every entry from Chroma (a few ms for hundreds of documents)."""
@@ -118,6 +119,7 @@ class Catalog:
             offset += page
         self._entries = entries
         self._signature = None
+        self.generation += 1
         self.loaded_at = time.monotonic()
 
     def entries(self) -> list[CatalogEntry]:
@@ -143,6 +145,7 @@ class Catalog:
         for entry in entries:
             self._entries[entry.info.document_id] = entry
         self._signature = None
+        self.generation += 1
 
     def set_enabled(self, document_id: str, enabled: bool) -> CatalogEntry | None:
         """Flip a document's enabled flag; None when the document is unknown."""
@@ -157,6 +160,7 @@ class Catalog:
         self._collection.delete(ids=[document_id])
         self._entries.pop(document_id, None)
         self._signature = None
+        self.generation += 1
 
     def hidden_chunks(self) -> int:
         """Chunks stored for disabled documents (searches over-fetch by this many)."""

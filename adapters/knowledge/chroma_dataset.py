@@ -253,7 +253,26 @@ def over_fetch_depth(handle: DatasetHandle, depth: int) -> int:
 
 
 def vector_hits(handle: DatasetHandle, vector: Sequence[float], *, depth: int, threshold: float) -> list[Hit]:
-    """Up to depth visible hits with similarity 1 - cosine distance >= threshold, best first."""
+    """Up to depth visible hits with similarity 1 - cosine distance >= threshold, best first.
+
+    A replacement may go live while the query runs (it flips the catalog, then deletes the old chunks): the
+    chunks found would then be judged by a catalog they were not fetched under, and a search could see
+    neither version. So a query during which the catalog changed is run again (a few times at most).
+    """
+    for _ in range(CATALOG_CHANGE_RETRIES):
+        before = handle.catalog.generation
+        hits = _vector_hits_once(handle, vector, depth=depth, threshold=threshold)
+        if handle.catalog.generation == before:
+            return hits
+    return hits
+
+
+CATALOG_CHANGE_RETRIES = 4
+
+
+def _vector_hits_once(
+    handle: DatasetHandle, vector: Sequence[float], *, depth: int, threshold: float
+) -> list[Hit]:
     k = over_fetch_depth(handle, depth)
     query = np.asarray([vector], dtype=np.float32)
     while True:
