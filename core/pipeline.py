@@ -37,7 +37,7 @@ from core.models import (
 )
 from core.ports import ContextLoader, ConversationLock, ConversationStore, Engine, Retriever
 from core.retrieval.versions import version_note
-from core.text import detect_language
+from core.text import detect_language, normalize_query
 from core.validation import validate_question
 
 log = logging.getLogger(__name__)
@@ -331,6 +331,11 @@ class Pipeline:
             run.charge(Usage())
             return await self._fallback_rewrite(history, text, run)
         run.charge(usage)
+        if normalize_query(rewritten) == normalize_query(text):
+            # Small models hand an elliptical follow-up back unchanged (seen on Qwen2.5 0.5B): the extractive
+            # rewrite decides whether it needs the earlier topic (it leaves a standalone question alone).
+            run.details["rewrite_error"] = "model_unchanged: the model returned the question unchanged"
+            return await self._fallback_rewrite(history, text, run)
         return rewritten.strip() or text
 
     async def _fallback_rewrite(self, history: list[Turn], text: str, run: RunLedger) -> str:

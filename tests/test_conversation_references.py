@@ -100,3 +100,12 @@ def test_a_not_found_line_quotes_a_long_question_shortened() -> None:
     line = not_found_line("deadline " * 500, "en")
     assert len(line) < 140 and line.endswith('…".')
     assert not_found_line("年假", "zh") == "资料中未找到关于「年假」的信息。"
+
+
+def test_small_model_marker_forms_are_read_and_written_as_n() -> None:
+    """[编号2] and [source 1] (what Qwen2.5 1.5B writes) count as citations and are shown as [2] and [1]."""
+    from core.answering.answer import cited_numbers
+
+    assert cited_numbers("住宿 450 元[编号2],报销 30 天[source 1]。", 3) == [2, 1]
+    items = [{"n": 1, "document": "a"}, {"n": 2, "document": "b"}]
+    assert contiguous_citations("住宿[编号2],报销[1]", items) == ("住宿[2],报销[1]", items)

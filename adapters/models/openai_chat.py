@@ -31,7 +31,7 @@ from adapters.models.openai_retry import (
     make_client,
     to_core_error,
 )
-from adapters.models.output_checks import extract_json, repetition_loop
+from adapters.models.output_checks import answer_loop, extract_json, repetition_loop
 from adapters.models.think_filter import ThinkFilter
 from core.budget import count_tokens
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
@@ -75,6 +75,19 @@ def _estimate_usage(messages: Sequence[Message], text: str) -> Usage:
 
 def _prompt_tokens(wire: Sequence[dict[str, str]]) -> int:
     return sum(count_tokens(m["content"]) + PER_MESSAGE_TOKENS for m in wire)
+
+
+def _without_loop(text: str, unit: str) -> str:
+    """text up to one copy of its trailing loop: the loop's first period (plus the sentence mark after it)."""
+    kept = text.rstrip()
+    period = len(unit)
+    start = len(kept) - period
+    while start > 0 and kept[start - 1] == kept[start - 1 + period]:
+        start -= 1
+    end = start + period
+    if kept[end : end + 1] in tuple("。！？.!?;；"):
+        end += 1
+    return kept[:end]
 
 
 def _content_type(stream: Any) -> str:
@@ -278,11 +291,28 @@ class OpenAIChatModel:
         the first text across retries.
         """
         label = f"chat stream ({self._model})"
+        text = ""
+        unit: str | None = None
         async with contextlib.aclosing(
             self._stream(messages, max_tokens, temperature, None, label, retry_after_text=False)
         ) as items:
             async for item in items:
+                if isinstance(item, Completion):
+                    yield item
+                    return
                 yield item
+                text += item
+                unit = answer_loop(text)
+                if unit is not None:
+                    break
+        if unit is None:  # pragma: no cover - _stream always ends with a Completion or raises
+            return
+        # A loop (seen: the 1.5B repeating one sentence to the 1,500-token cap, minutes on a CPU) stops the
+        # answer: what came before it is kept, with one copy of the repeated unit, like a truncated answer.
+        log.warning("%s: repetition loop (%r repeated); answer stopped", label, unit[:20])
+        kept = _without_loop(text, unit)
+        usage = await asyncio.to_thread(_estimate_usage, messages, text)
+        yield Completion(text=kept, finish_reason="repetition", usage=usage, model=self._model)
 
     async def _stream(
         self,

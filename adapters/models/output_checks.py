@@ -16,6 +16,8 @@ _FENCED = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
 MAX_UNIT = 40
 REPEATS = 8
 MIN_SPAN = 48
+# An answer may legitimately repeat a character (a "=====" rule) or a short cell ("| — | — |"): it loops only
+# when a unit of 2+ characters comes 10+ times over 120+ characters.
 
 
 def _is_json(text: str) -> bool:
@@ -55,17 +57,26 @@ def extract_json(text: str) -> str | None:
     return _first_object(stripped)
 
 
-def repetition_loop(text: str) -> str | None:
-    """The repeated unit when text ends in a loop (REPEATS+ copies, MIN_SPAN+ characters), else None."""
+def repetition_loop(
+    text: str, *, min_unit: int = 1, repeats: int = REPEATS, min_span: int = MIN_SPAN, distinct: int = 1
+) -> str | None:
+    """The repeated unit when text ends in a loop (`repeats`+ copies of a unit of `min_unit`..MAX_UNIT
+    characters with `distinct`+ different non-space characters, `min_span`+ characters in all), else None."""
     tail = text.rstrip()
-    for unit_length in range(1, MAX_UNIT + 1):
-        copies = max(REPEATS, -(-MIN_SPAN // unit_length))
+    for unit_length in range(min_unit, MAX_UNIT + 1):
+        copies = max(repeats, -(-min_span // unit_length))
         span = unit_length * copies
         if len(tail) < span:
             break
         unit = tail[-unit_length:]
-        if not unit.strip():
+        if len(set(unit) - set(" \t\n")) < distinct:
             continue
         if tail[-span:] == unit * copies:
             return unit
     return None
+
+
+def answer_loop(text: str) -> str | None:
+    """repetition_loop for answers, which may legitimately repeat a character (a "=====" rule) or a short
+    cell ("| — | — |"): a unit of 2+ different characters 10+ times over 120+ characters."""
+    return repetition_loop(text, min_unit=2, repeats=10, min_span=120, distinct=2)

@@ -17,7 +17,8 @@ from core.prompt_markup import element, escape_attribute, escape_text
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
-_CITATION = re.compile(r"\[(\d{1,3})\]")
+# [3], and the forms small models write: [编号3] (the prompt says "用 [编号] 标注"), [来源3], [source 3]
+_CITATION = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]", re.IGNORECASE)
 
 
 def evidence_block(evidence: Sequence[Hit]) -> str:
@@ -87,11 +88,10 @@ def contiguous_citations(answer: str, items: Sequence[dict[str, Any]]) -> tuple[
     """Sources renumbered 1..k in their order, and the answer's [n] markers rewritten to match.
 
     Citations keep the evidence numbers they were made with ([1] [2] [3] [6]); readers should see
-    [1] [2] [3] [4]. Markers that name no listed source are left as they are.
+    [1] [2] [3] [4]. Every listed marker is written as [n] (also [编号2]); markers that name no listed source
+    are left as they are.
     """
     mapping = {int(item["n"]): index for index, item in enumerate(items, start=1)}
-    if all(old == new for old, new in mapping.items()):
-        return answer, list(items)
 
     def renumber(match: re.Match[str]) -> str:
         number = mapping.get(int(match.group(1)))

@@ -61,6 +61,6 @@ class AnswerWriter:
         body = final.text or "".join(parts)
         if not body.strip():
             raise ModelOutputInvalid("empty answer")
-        if final.finish_reason == "length":
+        if final.finish_reason in ("length", "repetition"):  # cut by the token cap, or a loop stopped
             body = f"{body.rstrip()}\n{TRUNCATED_ANSWER['zh' if ledger.lang == 'zh' else 'en']}"
         return body

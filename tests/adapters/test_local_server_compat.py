@@ -223,3 +223,26 @@ async def test_the_configured_window_applies_when_the_server_reports_none(model_
     model_server.enqueue("答案")
     await drain(unknown, max_tokens=1500)
     assert model_server.chat_requests[-1].max_tokens == 1500
+
+
+async def test_an_answer_that_loops_is_stopped_and_kept_up_to_the_loop(
+    chat: OpenAIChatModel, model_server: ModelServer
+) -> None:
+    """The 1.5B repeated one sentence to the 1,500-token cap (minutes on a CPU): the stream stops at the loop,
+    the final text keeps one copy, and finish_reason "repetition" marks it like a truncated answer."""
+    looping = "报销期限为 30 天[1]。" + "请按规定提交。" * 40
+    model_server.enqueue(Reply.text(looping, chunks=50, chunk_delay=0.01))
+    deltas, final = await drain(chat, max_tokens=1500)
+    assert final.finish_reason == "repetition"
+    assert final.text == "报销期限为 30 天[1]。请按规定提交。"
+    assert len("".join(deltas)) < len(looping)  # it stopped reading
+
+
+async def test_an_answer_with_a_rule_line_or_a_table_is_not_a_loop(
+    chat: OpenAIChatModel, model_server: ModelServer
+) -> None:
+    """A Markdown rule or table separator repeats characters but is an ordinary answer."""
+    table = "| 项目 | 标准 |\n" + "|" + "-" * 130 + "|\n| 住宿 | 450 元 |\n" + "=" * 130
+    model_server.enqueue(Reply.text(table, chunks=6))
+    _, final = await drain(chat, max_tokens=1500)
+    assert final.finish_reason == "stop" and final.text == table

@@ -270,3 +270,29 @@ async def test_a_failed_model_rewrite_falls_back_to_the_extractive_rewrite() -> 
     assert harness.kb.queries == ["劳动合同试用期 违反了要赔多少？"]
     assert done.record.details["rewrite_engine"] == "extractive (fallback)"
     assert "model_unavailable" in done.record.details["rewrite_error"]
+
+
+async def test_a_model_rewrite_that_returns_the_follow_up_unchanged_is_rewritten_extractively() -> None:
+    """The 0.5B hands '那违反了要赔多少？' back as is: the extractive rewrite adds the topic, and the trace says why."""
+    from adapters.extractive import ExtractiveEngine
+
+    harness = build_harness(fallback=ExtractiveEngine())  # type: ignore[arg-type]
+    await harness.store.answered(KEY.as_id(), "劳动合同试用期最长多久？", "不得超过六个月。")
+    harness.engine.rewrites.append("那违反了要赔多少？")
+    done = _final(await harness.ask("那违反了要赔多少？"))
+    assert isinstance(done, Done)
+    assert harness.kb.queries == ["劳动合同试用期 违反了要赔多少？"]
+    assert done.record.details["rewrite_engine"] == "extractive (fallback)"
+    assert done.record.details["rewrite_error"].startswith("model_unchanged")
+
+
+async def test_an_unchanged_standalone_question_stays_as_asked() -> None:
+    """A follow-up that needs no topic, returned unchanged by the model, is searched as asked."""
+    from adapters.extractive import ExtractiveEngine
+
+    harness = build_harness(fallback=ExtractiveEngine())  # type: ignore[arg-type]
+    await harness.store.answered(KEY.as_id(), "劳动合同试用期最长多久？", "不得超过六个月。")
+    harness.engine.rewrites.append("行政复议申请期限是多久？")
+    done = _final(await harness.ask("行政复议申请期限是多久？"))
+    assert isinstance(done, Done)
+    assert harness.kb.queries == ["行政复议申请期限是多久？"]
