@@ -11,6 +11,7 @@ import contextlib
 import functools
 import re
 import unicodedata
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -37,7 +38,9 @@ def normalise(text: str) -> str:
     if _CJK_NUMERAL.search(flat):
         import cn2an
 
-        with contextlib.suppress(ValueError, KeyError, IndexError):  # cn2an gives up on some mixed text
+        # cn2an gives up on some mixed text (and warns about a lone 千 or 百): the text is then kept as is
+        with contextlib.suppress(ValueError, KeyError, IndexError), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
             flat = cn2an.transform(flat, "cn2an")
     return flat
 

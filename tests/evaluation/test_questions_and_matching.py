@@ -71,3 +71,14 @@ def test_gold_with_a_file_matches_only_that_document() -> None:
     assert found_gold(gold, [old]) == [False]
     assert found_gold(gold, [old, new]) == [True]
     assert found_gold([Gold("不存在的句子")], [old, new]) == [False]
+
+
+def test_numerals_cn2an_cannot_read_are_kept_without_a_warning() -> None:
+    """A lone 千 makes cn2an warn; the eval output stays clean and the text is kept as written."""
+    import warnings
+
+    from bot.evaluation.matching import normalise
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert normalise("预算 千 元") == "预算千元"
