@@ -9,16 +9,15 @@ from collections.abc import AsyncIterator
 import pytest
 
 from adapters.models.openai_chat import OpenAIChatModel
-from adapters.models.openai_retry import Backoff
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
 from core.models import Completion, Message
 from tests import model_fixtures
+from tests.adapters import chat_support
 from tests.model_script import Reply
 from tests.model_server import ModelServer
 
 model_server = model_fixtures.model_server
 
-FAST = Backoff(base=0.01, cap=0.05, retry_after_cap=5.0)
 QUESTION = [Message("system", "判断资料是否充分。"), Message("user", "遗嘱需要公证吗?")]
 SCHEMA = {
     "title": "evidence_assessment",
@@ -30,9 +29,7 @@ JSON_OBJECT_REJECTED = 'response_format type "json_object" is not supported by t
 
 
 def make_model(server: ModelServer, **options: object) -> OpenAIChatModel:
-    settings: dict[str, object] = {"timeout": 2.0, "first_token_timeout": 2.0, "retries": 2, "backoff": FAST}
-    settings.update(options)
-    return OpenAIChatModel(base_url=server.base_url, model=server.model, **settings)  # type: ignore[arg-type]
+    return chat_support.make_model(server, **{"first_token_timeout": 2.0, "retries": 2, **options})
 
 
 @pytest.fixture
@@ -43,15 +40,7 @@ async def chat(model_server: ModelServer) -> AsyncIterator[OpenAIChatModel]:
 
 
 async def drain(model: OpenAIChatModel, **options: object) -> tuple[list[str], Completion]:
-    deltas: list[str] = []
-    final: Completion | None = None
-    async for item in model.stream(QUESTION, max_tokens=int(options.pop("max_tokens", 64)), **options):  # type: ignore[call-overload]
-        if isinstance(item, Completion):
-            final = item
-        else:
-            deltas.append(item)
-    assert final is not None
-    return deltas, final
+    return await chat_support.drain(model, QUESTION, **options)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("status", [400, 422, 500])

@@ -17,12 +17,12 @@ from core.budget import count_tokens
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
 from core.models import Completion, Message, Usage
 from tests import model_fixtures
+from tests.adapters.chat_support import FAST, drain, make_model
 from tests.model_script import Reply
 from tests.model_server import ModelServer
 
 model_server = model_fixtures.model_server  # the shared fixture, re-exported so pytest finds it here
 
-FAST = Backoff(base=0.01, cap=0.05, retry_after_cap=5.0)
 QUESTION = [Message("system", "你是知识库助手。"), Message("user", "行政复议申请期限是多久?")]
 SCHEMA = {
     "title": "Assessment",
@@ -33,12 +33,6 @@ SCHEMA = {
 }
 
 
-def make_model(server: ModelServer, **options: object) -> OpenAIChatModel:
-    settings: dict[str, object] = {"timeout": 2.0, "retries": 3, "backoff": FAST}
-    settings.update(options)
-    return OpenAIChatModel(base_url=server.base_url, model=server.model, **settings)  # type: ignore[arg-type]
-
-
 @pytest.fixture
 async def chat(model_server: ModelServer) -> AsyncIterator[OpenAIChatModel]:
     model = make_model(model_server)
@@ -47,16 +41,7 @@ async def chat(model_server: ModelServer) -> AsyncIterator[OpenAIChatModel]:
 
 
 async def collect(model: OpenAIChatModel, **options: object) -> tuple[list[str], Completion]:
-    deltas: list[str] = []
-    final: Completion | None = None
-    async for item in model.stream(QUESTION, max_tokens=64, **options):  # type: ignore[arg-type]
-        if isinstance(item, Completion):
-            final = item
-        else:
-            assert final is None, "text arrived after the final Completion"
-            deltas.append(item)
-    assert final is not None
-    return deltas, final
+    return await drain(model, QUESTION, **options)
 
 
 async def test_complete_returns_text_and_usage_and_sends_temperature_zero(
