@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.compose import build_services, search_policy
+from bot.compose import search_policy
 from bot.evaluation.html_report import render_html
-from bot.evaluation.observers import CountingEngine, RecordingKnowledgeBase
 from bot.evaluation.questions import parse_lines
 from bot.evaluation.report import render_table
 from bot.evaluation.runner import EvalRunner, QuestionResult, RunOptions
+from bot.evaluation.services import observed_services
 from bot.evaluation.summary import summarise_all
 from bot.settings import Settings
 from core.knowledge.search import parse_mode
@@ -86,17 +86,7 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     if not questions:
         print(f"error: no usable question in {path}", file=sys.stderr)
         return 2
-    recorder: dict[str, Any] = {}
-
-    def wrap_kb(kb: Any) -> Any:
-        recorder["kb"] = RecordingKnowledgeBase(kb)
-        return recorder["kb"]
-
-    def wrap_engine(engine: Any) -> Any:
-        recorder["engine"] = CountingEngine(engine)
-        return recorder["engine"]
-
-    async with build_services(settings, wrap_kb=wrap_kb, wrap_engine=wrap_engine) as services:
+    async with observed_services(settings) as (services, observed_kb, counting_engine):
         known = set(await services.kb.list_datasets())
         unknown = [name for name in args.dataset if name not in known]
         if unknown:
@@ -116,7 +106,7 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
             f"search {mode} · retrieval {retrieval or settings.kb_retrieval_mode} · engine {services.engine.name}"
         )
         print(header, file=sys.stderr)
-        runner = EvalRunner(services.pipeline, recorder["kb"], recorder["engine"], options)
+        runner = EvalRunner(services.pipeline, observed_kb, counting_engine, options)
         progress = _Progress(len(questions))
         try:
             results = await runner.run(questions, progress=progress)

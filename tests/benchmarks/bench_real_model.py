@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from bot.compose import build_services, search_policy  # noqa: E402
-from bot.evaluation.observers import CountingEngine, RecordingKnowledgeBase  # noqa: E402
+from bot.compose import search_policy  # noqa: E402
 from bot.evaluation.questions import EvalQuestion, parse_lines  # noqa: E402
 from bot.evaluation.report import ROWS, _pad, _width, cell  # noqa: E402
 from bot.evaluation.runner import EvalRunner, QuestionResult, RunOptions  # noqa: E402
+from bot.evaluation.services import observed_services  # noqa: E402
 from bot.evaluation.summary import summarise  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from core.answering import prompts  # noqa: E402
@@ -169,24 +169,14 @@ async def run_engine(
     settings: Settings, questions: Sequence[EvalQuestion], *, label: str
 ) -> tuple[list[QuestionResult], TimedPipeline]:
     """The kb eval runner over the questions with these settings."""
-    recorder: dict[str, Any] = {}
-
-    def wrap_kb(kb: Any) -> Any:
-        recorder["kb"] = RecordingKnowledgeBase(kb)
-        return recorder["kb"]
-
-    def wrap_engine(engine: Any) -> Any:
-        recorder["engine"] = CountingEngine(engine)
-        return recorder["engine"]
-
-    async with build_services(settings, wrap_kb=wrap_kb, wrap_engine=wrap_engine) as services:
+    async with observed_services(settings) as (services, observed_kb, counting_engine):
         options = RunOptions(
             datasets=(DATASET,),
             search_mode=parse_mode(settings.kb_search_mode),
             tiers=search_policy(settings).tiers,
         )
         timed = TimedPipeline(services.pipeline)
-        runner = EvalRunner(timed, recorder["kb"], recorder["engine"], options)  # type: ignore[arg-type]
+        runner = EvalRunner(timed, observed_kb, counting_engine, options)  # type: ignore[arg-type]
         started = time.monotonic()
 
         def progress(result: QuestionResult) -> None:
