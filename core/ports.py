@@ -102,6 +102,10 @@ class ChatModel(Protocol):
         """Yields text deltas, then one final Completion (full text, finish_reason, usage)."""
         ...
 
+    async def context_window(self) -> int | None:
+        """The server's context window in tokens (prompt and reply together); None when unknown."""
+        ...
+
 
 class Engine(Protocol):
     """The model roles the pipeline needs. Implemented over a ChatModel, or extractively with no model."""

@@ -158,10 +158,14 @@ class FakeEngine:
 class FakeChatModel:
     """A raw ChatModel with enqueued completions; records (messages, kwargs) of every call."""
 
-    def __init__(self, name: str = "fake-model") -> None:
+    def __init__(self, name: str = "fake-model", *, window: int | None = None) -> None:
         self.name = name
+        self.window = window
         self.queue: deque[Completion | Exception] = deque()
         self.history: list[tuple[list[Message], dict[str, Any]]] = []
+
+    async def context_window(self) -> int | None:
+        return self.window
 
     def enqueue(self, text: str, finish_reason: str = "stop") -> None:
         self.queue.append(

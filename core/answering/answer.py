@@ -6,17 +6,22 @@ Evidence, document names, headings, the question and the gaps are escaped into t
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, UNCERTAINTY_NOTICE
-from core.budget import clip
+from core.budget import clip, count_tokens
 from core.models import AnswerRequest, Hit, Location, Message
 from core.prompt_markup import element, escape_attribute, escape_text
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
+# The prompt is counted with cl100k_base, not the server's tokenizer: margins as in the model adapter.
+PROMPT_ESTIMATE_FACTOR = 1.15
+PER_MESSAGE_TOKENS = 8
+MARGIN_TOKENS = 32
 # [3], and the forms small models write: [编号3] (the prompt says "用 [编号] 标注"), [来源3], [source 3]
 _CITATION = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]", re.IGNORECASE)
 
@@ -117,3 +122,27 @@ def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
 def uncertainty_notice(lang: str) -> str:
     """The notice appended when the evidence was not sufficient (seed 001)."""
     return UNCERTAINTY_NOTICE["zh" if lang == "zh" else "en"]
+
+
+def prompt_tokens(messages: Sequence[Message]) -> int:
+    """The estimated prompt size of messages on a server (cl100k count with a margin). CPU-bound."""
+    counted = sum(count_tokens(m.content) + PER_MESSAGE_TOKENS for m in messages)
+    return int(counted * PROMPT_ESTIMATE_FACTOR) + MARGIN_TOKENS
+
+
+def fit_evidence(
+    request: AnswerRequest, *, stop_label: str, window: int | None, reply_tokens: int
+) -> AnswerRequest:
+    """The request with its lowest-ranked paragraphs dropped until prompt and reply fit the window (a small
+    local server's 4,096 tokens hold a few paragraphs, not the 16,000-token evidence budget); at least one
+    paragraph stays. Unchanged when the window is unknown or everything fits. CPU-bound (tiktoken)."""
+    if window is None:
+        return request
+    room = window - reply_tokens
+    evidence = request.evidence
+    while len(evidence) > 1:
+        trial = dataclasses.replace(request, evidence=evidence)
+        if prompt_tokens(answer_messages(trial, stop_label=stop_label)) <= room:
+            break
+        evidence = evidence[:-1]
+    return request if evidence == request.evidence else dataclasses.replace(request, evidence=evidence)

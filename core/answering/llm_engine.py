@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import html
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from core.answering.answer import answer_messages
+from core.answering.answer import answer_messages, fit_evidence
 from core.answering.prompts import (
     ASSESS_SCHEMA,
     ASSESS_SYSTEM,
@@ -35,7 +37,11 @@ from core.ports import ChatModel
 from core.prompt_markup import element, json_data
 from core.text import detect_language
 
+log = logging.getLogger(__name__)
+
 REWRITE_MAX_TOKENS = 512
+# Room kept for the answer when a small context window forces the evidence to shrink.
+ANSWER_RESERVE_TOKENS = 1024
 ASSESS_MAX_TOKENS = 900
 VOTE_MAX_TOKENS = 4
 HISTORY_ANSWER_CHARS = 200
@@ -189,7 +195,19 @@ class LlmEngine:
             label = stop_reason_label(StopReason(request.stop_reason), request.lang)
         except ValueError:
             label = request.stop_reason or "-"
-        messages = answer_messages(request, stop_label=label)
+        window = await self._chat.context_window()
+        reply = min(self._answer_max_tokens, ANSWER_RESERVE_TOKENS)
+        fitted = await asyncio.to_thread(
+            fit_evidence, request, stop_label=label, window=window, reply_tokens=reply
+        )
+        if len(fitted.evidence) < len(request.evidence):
+            log.info(
+                "answer: %d of %d paragraphs fit the %s-token context window",
+                len(fitted.evidence),
+                len(request.evidence),
+                window,
+            )
+        messages = answer_messages(fitted, stop_label=label)
         reader = EscapeReader()
         async for item in self._chat.stream(messages, max_tokens=self._answer_max_tokens):
             if isinstance(item, Completion):

@@ -201,3 +201,40 @@ ANSWER_REQUEST = AnswerRequest(
     missing="",
     lang="zh",
 )
+
+
+def _law_paragraphs(count: int) -> tuple[Hit, ...]:
+    text = "第{n}条 用人单位应当依法建立和完善劳动规章制度,保障劳动者享有劳动权利、履行劳动义务。" * 6
+    return tuple(
+        Hit(f"p{n}", text.format(n=n), 0.9 - n / 100, "laws", f"d{n}", "劳动合同法", f"第{n}条")
+        for n in range(1, count + 1)
+    )
+
+
+def test_evidence_is_trimmed_from_the_lowest_ranked_end_to_fit_the_window() -> None:
+    """Twenty long paragraphs and a 2,000-token window: the best ones that fit stay, in order, at least one."""
+    from core.answering.answer import answer_messages, fit_evidence, prompt_tokens
+
+    request = AnswerRequest(question="用人单位有哪些义务?", evidence=_law_paragraphs(20), lang="zh")
+    assert fit_evidence(request, stop_label="-", window=None, reply_tokens=1024) is request
+    assert fit_evidence(request, stop_label="-", window=200_000, reply_tokens=1024) is request
+    fitted = fit_evidence(request, stop_label="-", window=2000, reply_tokens=1024)
+    assert 1 <= len(fitted.evidence) < 20
+    assert fitted.evidence == request.evidence[: len(fitted.evidence)]
+    assert prompt_tokens(answer_messages(fitted, stop_label="-")) <= 2000 - 1024
+    tiny = fit_evidence(request, stop_label="-", window=300, reply_tokens=1024)
+    assert len(tiny.evidence) == 1
+
+
+async def test_a_small_context_window_gets_fewer_paragraphs_not_a_refusal(model_server: ModelServer) -> None:
+    """llama.cpp with -c 2048 and 20 long paragraphs: the answer is asked with the paragraphs that fit, within
+    the window, and answers (before, the request was refused and the extractive fallback answered)."""
+    model_server.context_window = 2048
+    model_server.enqueue(Reply.text("用人单位应当依法建立规章制度[1]。", chunks=2))
+    request = AnswerRequest(question="用人单位有哪些义务?", evidence=_law_paragraphs(20), lang="zh")
+    items = [item async for item in _engine(model_server).answer(request)]
+    assert isinstance(items[-1], Completion) and items[-1].text == "用人单位应当依法建立规章制度[1]。"
+    (sent,) = model_server.chat_requests
+    paragraphs = sent.last_user_message.count("<paragraph ")
+    assert 1 <= paragraphs < 20
+    assert sent.max_tokens is not None and sent.max_tokens >= 512
