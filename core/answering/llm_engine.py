@@ -11,7 +11,7 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from core.answering.answer import answer_messages, fit_evidence
+from core.answering.answer import answer_messages, fit_evidence, prompt_tokens
 from core.answering.prompts import (
     ASSESS_SCHEMA,
     ASSESS_SYSTEM,
@@ -43,6 +43,10 @@ REWRITE_MAX_TOKENS = 512
 # Room kept for the answer when a small context window forces the evidence to shrink.
 ANSWER_RESERVE_TOKENS = 1024
 ASSESS_MAX_TOKENS = 900
+# Paragraph lengths tried, longest first, when the assessment must fit a small context window; and the
+# room the JSON schema takes when the server cannot take it as a response format (it goes in the prompt).
+ASSESS_CLIPS = (600, 300, 150)
+SCHEMA_HINT_TOKENS = 200
 VOTE_MAX_TOKENS = 4
 HISTORY_ANSWER_CHARS = 200
 
@@ -116,16 +120,51 @@ def parse_vote(text: str) -> bool:
     raise ModelOutputInvalid(f"vote is neither yes nor no: {text[:50]!r}")
 
 
-def _evidence_for_assessment(evidence: Sequence[Hit]) -> list[dict[str, str]]:
+def _evidence_for_assessment(evidence: Sequence[Hit], chars: int = 600) -> list[dict[str, str]]:
     return [
         {
             "n": str(i),
             "document": hit.document_name,
             "heading": hit.heading,
-            "content": clip(hit.content, 600),
+            "content": clip(hit.content, chars),
         }
         for i, hit in enumerate(evidence, start=1)
     ]
+
+
+def assessment_messages(
+    question: str, evidence: Sequence[Hit], searched: Sequence[str], *, chars: int = ASSESS_CLIPS[0]
+) -> list[Message]:
+    """The assessor's messages: rules, then the question, evidence (each clipped to chars) and past queries."""
+    payload = {
+        "question": question,
+        "evidence": _evidence_for_assessment(evidence, chars),
+        "already_searched": list(searched),
+    }
+    return [Message("system", ASSESS_SYSTEM), Message("user", json.dumps(payload, ensure_ascii=False))]
+
+
+def fit_assessment(
+    question: str, evidence: Sequence[Hit], searched: Sequence[str], *, window: int | None, reply_tokens: int
+) -> list[Message]:
+    """assessment_messages that fit the window beside the reply and the schema hint: paragraphs clipped
+    shorter first (600, 300, 150 characters), then the lowest-ranked left out (one always stays).
+    CPU-bound (tiktoken)."""
+    messages = assessment_messages(question, evidence, searched)
+    if window is None:
+        return messages
+    room = window - reply_tokens - SCHEMA_HINT_TOKENS
+    for chars in ASSESS_CLIPS:
+        messages = assessment_messages(question, evidence, searched, chars=chars)
+        if prompt_tokens(messages) <= room:
+            return messages
+    kept = list(evidence)
+    while len(kept) > 1:
+        kept.pop()
+        messages = assessment_messages(question, kept, searched, chars=ASSESS_CLIPS[-1])
+        if prompt_tokens(messages) <= room:
+            break
+    return messages
 
 
 class LlmEngine:
@@ -156,13 +195,12 @@ class LlmEngine:
     async def assess(
         self, question: str, evidence: Sequence[Hit], searched: Sequence[str]
     ) -> tuple[Assessment, Usage]:
-        payload = {
-            "question": question,
-            "evidence": _evidence_for_assessment(evidence),
-            "already_searched": list(searched),
-        }
+        window = await self._aux.context_window()
+        messages = await asyncio.to_thread(
+            fit_assessment, question, evidence, searched, window=window, reply_tokens=ASSESS_MAX_TOKENS
+        )
         completion = await self._aux.complete(
-            [Message("system", ASSESS_SYSTEM), Message("user", json.dumps(payload, ensure_ascii=False))],
+            messages,
             max_tokens=ASSESS_MAX_TOKENS,
             json_schema=ASSESS_SCHEMA,
         )

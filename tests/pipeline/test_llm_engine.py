@@ -238,3 +238,29 @@ async def test_a_small_context_window_gets_fewer_paragraphs_not_a_refusal(model_
     paragraphs = sent.last_user_message.count("<paragraph ")
     assert 1 <= paragraphs < 20
     assert sent.max_tokens is not None and sent.max_tokens >= 512
+
+
+def test_the_assessment_fits_a_small_window_by_clipping_then_dropping() -> None:
+    """Forty paragraphs: a 4,096-token window keeps all of them clipped shorter; 1,500 keeps only the best."""
+    from core.answering.answer import prompt_tokens
+    from core.answering.llm_engine import assessment_messages, fit_assessment
+
+    evidence = _law_paragraphs(40)
+    full = assessment_messages("用人单位有哪些义务?", evidence, [])
+    assert fit_assessment("用人单位有哪些义务?", evidence, [], window=None, reply_tokens=900) == full
+    roomy = fit_assessment("用人单位有哪些义务?", evidence, [], window=200_000, reply_tokens=900)
+    assert roomy == full
+    small = fit_assessment("用人单位有哪些义务?", evidence, [], window=4096, reply_tokens=900)
+    assert prompt_tokens(small) <= 4096 - 900 - 200
+    tiny = fit_assessment("用人单位有哪些义务?", evidence, [], window=1500, reply_tokens=900)
+    sent = json.loads(tiny[1].content)["evidence"]
+    assert 1 <= len(sent) < 40 and [item["n"] for item in sent] == [str(i) for i in range(1, len(sent) + 1)]
+
+
+async def test_an_assessment_on_a_small_server_is_sent_not_refused(model_server: ModelServer) -> None:
+    """With -c 4096 and forty paragraphs the assessor is asked (before: refused, so assessment_error)."""
+    model_server.context_window = 4096
+    model_server.enqueue('{"sufficient": true, "missing": "", "queries": []}')
+    assessment, _ = await _engine(model_server).assess("用人单位有哪些义务?", _law_paragraphs(40), [])
+    assert assessment.sufficient is True
+    assert len(model_server.chat_requests) == 1
