@@ -12,10 +12,5 @@ from tests.slack.harness import SlackHarness
 @pytest.fixture
 async def slack() -> AsyncIterator[SlackHarness]:
     """A started bot (fake pipeline) against a fresh mock Slack Web API."""
-    harness = await SlackHarness().start()
-    try:
+    async with SlackHarness.running() as harness:
         yield harness
-    finally:
-        await harness.close()
-        await harness.mock.close()
-    assert harness.mock.violations == []

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import itertools
 import json
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
@@ -147,6 +148,19 @@ class SlackHarness:
         self.server = TestServer(build_web_app(self.bot))
         await self.server.start_server()
         return self
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def running(cls, **options: Any) -> AsyncIterator[SlackHarness]:
+        """A started harness (the constructor's options); on exit the bot and the mock stop, and the mock must
+        have seen no violation of Slack's rules."""
+        harness = await cls(**options).start()
+        try:
+            yield harness
+        finally:
+            await harness.close()
+            await harness.mock.close()
+        assert harness.mock.violations == []
 
     async def close(self, *, shutdown: bool = True) -> None:
         if shutdown:

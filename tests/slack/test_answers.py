@@ -16,13 +16,8 @@ from tests.slack.harness import FAST, NATIVE, SlackHarness, progress_seen
 @pytest.fixture(params=["edit", "native"])
 async def slack(request: pytest.FixtureRequest) -> AsyncIterator[SlackHarness]:
     """A started bot answering by editing in place, or by native streaming, against a fresh mock Slack."""
-    harness = await SlackHarness(options=FAST if request.param == "edit" else NATIVE).start()
-    try:
+    async with SlackHarness.running(options=FAST if request.param == "edit" else NATIVE) as harness:
         yield harness
-    finally:
-        await harness.close()
-        await harness.mock.close()
-    assert harness.mock.violations == []
     records = harness.pipeline.store.records.values()
     assert all(r.delivery is None or r.delivery.state == DeliveryState.DELIVERED for r in records)
     if request.param == "edit":

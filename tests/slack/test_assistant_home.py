@@ -43,13 +43,8 @@ def home_opened(user: str = "U1", tab: str = "home") -> dict[str, Any]:
 async def pane() -> AsyncIterator[tuple[SlackHarness, RealPipeline]]:
     """A bot on core's real pipeline, streaming natively, with the default catalogue."""
     parts = build_real_pipeline()
-    harness = await SlackHarness(pipeline=parts.pipeline, options=NATIVE).start()
-    try:
+    async with SlackHarness.running(pipeline=parts.pipeline, options=NATIVE) as harness:
         yield harness, parts
-    finally:
-        await harness.close()
-        await harness.mock.close()
-    assert harness.mock.violations == []
 
 
 async def test_a_pane_thread_gets_prompts_from_its_documents_a_title_and_threaded_answers(

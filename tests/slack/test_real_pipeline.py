@@ -17,13 +17,8 @@ from tests.slack.real_pipeline import RealPipeline, build_real_pipeline
 async def real() -> AsyncIterator[tuple[SlackHarness, RealPipeline]]:
     """A running bot whose pipeline is core.pipeline.Pipeline."""
     parts = build_real_pipeline()
-    harness = await SlackHarness(pipeline=parts.pipeline).start()
-    try:
+    async with SlackHarness.running(pipeline=parts.pipeline) as harness:
         yield harness, parts
-    finally:
-        await harness.close()
-        await harness.mock.close()
-    assert harness.mock.violations == []
 
 
 async def test_a_question_is_answered_in_place_with_sources_and_a_trace_summary(

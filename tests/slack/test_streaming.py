@@ -19,13 +19,8 @@ from tests.slack.mock_slack_methods import PostedMessage
 @pytest.fixture
 async def slack() -> AsyncIterator[SlackHarness]:
     """A started bot with KB_SLACK_STREAMING=auto against a fresh mock Slack Web API."""
-    harness = await SlackHarness(options=NATIVE).start()
-    try:
+    async with SlackHarness.running(options=NATIVE) as harness:
         yield harness
-    finally:
-        await harness.close()
-        await harness.mock.close()
-    assert harness.mock.violations == []
 
 
 def _record(slack: SlackHarness, index: int = 0) -> Record:
