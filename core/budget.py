@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import tiktoken
@@ -29,6 +29,22 @@ def count_tokens(text: str | None) -> int:
     if not text:
         return 0
     return len(_encoding().encode_ordinary(text))
+
+
+# A prompt counted with cl100k_base is not counted by the server's tokenizer: estimates keep a margin.
+PROMPT_ESTIMATE_FACTOR = 1.15
+PER_MESSAGE_TOKENS = 8
+MARGIN_TOKENS = 32
+
+
+def message_tokens(contents: Iterable[str]) -> int:
+    """cl100k tokens of chat messages' contents, with each message's framing."""
+    return sum(count_tokens(content) + PER_MESSAGE_TOKENS for content in contents)
+
+
+def server_prompt_estimate(counted: int) -> int:
+    """What a server may count for a prompt of `counted` cl100k tokens (factor and margin)."""
+    return int(counted * PROMPT_ESTIMATE_FACTOR) + MARGIN_TOKENS
 
 
 def _safe_cut(text: str, end: int) -> int:

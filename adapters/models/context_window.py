@@ -15,13 +15,11 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
+from core.budget import server_prompt_estimate
+
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_SECONDS = 5.0
-# The prompt is counted with cl100k_base, which is not the server's tokenizer: keep a margin.
-PROMPT_ESTIMATE_FACTOR = 1.15
-PER_MESSAGE_TOKENS = 8
-MARGIN_TOKENS = 32
 
 
 def _positive_int(value: Any) -> int | None:
@@ -77,5 +75,5 @@ def fitted_max_tokens(prompt_tokens: int, max_tokens: int, window: int | None) -
     """max_tokens lowered so that the estimated prompt plus the reply fit the window (≤ 0: no room)."""
     if window is None:
         return max_tokens
-    room = window - int(prompt_tokens * PROMPT_ESTIMATE_FACTOR) - MARGIN_TOKENS
+    room = window - server_prompt_estimate(prompt_tokens)
     return min(max_tokens, room)

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import openai
 
-from adapters.models.context_window import PER_MESSAGE_TOKENS, fitted_max_tokens, probe_context_window
+from adapters.models.context_window import fitted_max_tokens, probe_context_window
 from adapters.models.openai_retry import (
     RETRIED,
     Backoff,
@@ -33,7 +33,7 @@ from adapters.models.openai_retry import (
 )
 from adapters.models.output_checks import answer_loop, extract_json, repetition_loop
 from adapters.models.think_filter import ThinkFilter
-from core.budget import count_tokens
+from core.budget import count_tokens, message_tokens
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
 from core.models import Completion, Message, Usage
 
@@ -74,7 +74,7 @@ def _estimate_usage(messages: Sequence[Message], text: str) -> Usage:
 
 
 def _prompt_tokens(wire: Sequence[dict[str, str]]) -> int:
-    return sum(count_tokens(m["content"]) + PER_MESSAGE_TOKENS for m in wire)
+    return message_tokens(m["content"] for m in wire)
 
 
 def _without_loop(text: str, unit: str) -> str:

@@ -12,16 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, UNCERTAINTY_NOTICE
-from core.budget import clip, count_tokens
+from core.budget import clip, message_tokens, server_prompt_estimate
 from core.models import AnswerRequest, Hit, Location, Message
 from core.prompt_markup import element, escape_attribute, escape_text
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
-# The prompt is counted with cl100k_base, not the server's tokenizer: margins as in the model adapter.
-PROMPT_ESTIMATE_FACTOR = 1.15
-PER_MESSAGE_TOKENS = 8
-MARGIN_TOKENS = 32
 # [3], and the forms small models write: [编号3] (the prompt says "用 [编号] 标注"), [来源3], [source 3]
 _CITATION = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]", re.IGNORECASE)
 
@@ -126,8 +122,7 @@ def uncertainty_notice(lang: str) -> str:
 
 def prompt_tokens(messages: Sequence[Message]) -> int:
     """The estimated prompt size of messages on a server (cl100k count with a margin). CPU-bound."""
-    counted = sum(count_tokens(m.content) + PER_MESSAGE_TOKENS for m in messages)
-    return int(counted * PROMPT_ESTIMATE_FACTOR) + MARGIN_TOKENS
+    return server_prompt_estimate(message_tokens(m.content for m in messages))
 
 
 def fit_evidence(
