@@ -12,6 +12,7 @@ escapes.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
@@ -22,6 +23,17 @@ _JSON = str.maketrans({"&": "\\u0026", "<": "\\u003c", ">": "\\u003e"})
 def escape_text(text: str) -> str:
     """Text for inside an element: &, < and > escaped."""
     return text.translate(_TEXT)
+
+
+_UNESCAPES = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"'}
+_UNESCAPE = re.compile("|".join(map(re.escape, _UNESCAPES)))
+LONGEST_ESCAPE = max(map(len, _UNESCAPES))
+
+
+def unescape_text(text: str) -> str:
+    """The escapes of escape_text/escape_attribute read back: what a model copies from a prompt ("制度 &gt;
+    住宿") is shown as the document wrote it."""
+    return _UNESCAPE.sub(lambda m: _UNESCAPES[m.group(0)], text)
 
 
 def escape_attribute(text: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import html
 import json
 import logging
 import re
@@ -34,7 +33,7 @@ from core.models import (
     stop_reason_label,
 )
 from core.ports import ChatModel
-from core.prompt_markup import element, json_data
+from core.prompt_markup import LONGEST_ESCAPE, element, json_data, unescape_text
 from core.text import detect_language
 
 log = logging.getLogger(__name__)
@@ -79,7 +78,7 @@ def clean_rewrite(text: str) -> str:
     Qwen2.5 0.5B: '最后的问题 / last question: <question>…</question>'); tags are dropped, escapes read."""
     inside = _QUESTION_ELEMENT.findall(text)
     body = inside[-1] if inside else text
-    body = html.unescape(_TAG.sub(" ", body))
+    body = unescape_text(_TAG.sub(" ", body))
     lines = [line.strip() for line in body.splitlines() if line.strip()]
     first = _LABEL.sub("", lines[0]) if lines else ""
     return " ".join(first.split()).strip('"“”「」').strip()
@@ -252,23 +251,13 @@ class LlmEngine:
                 tail = reader.flush()
                 if tail:
                     yield tail
-                yield dataclasses.replace(item, text=unescape_markup(item.text))
+                yield dataclasses.replace(item, text=unescape_text(item.text))
             elif visible := reader.feed(item):
                 yield visible
 
 
-_ESCAPES = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"'}
-_ESCAPE = re.compile("|".join(map(re.escape, _ESCAPES)))
-_LONGEST_ESCAPE = max(map(len, _ESCAPES))
-
-
-def unescape_markup(text: str) -> str:
-    """The prompt's own escapes read back (small models copy headings such as "制度 &gt; 住宿" verbatim)."""
-    return _ESCAPE.sub(lambda m: _ESCAPES[m.group(0)], text)
-
-
 class EscapeReader:
-    """unescape_markup over streamed deltas: a trailing "&" that may begin an escape waits for the next delta."""
+    """unescape_text over streamed deltas: a trailing "&" that may begin an escape waits for the next delta."""
 
     def __init__(self) -> None:
         self._held = ""
@@ -276,12 +265,12 @@ class EscapeReader:
     def feed(self, delta: str) -> str:
         text = self._held + delta
         amp = text.rfind("&")
-        if amp != -1 and len(text) - amp < _LONGEST_ESCAPE and ";" not in text[amp:]:
+        if amp != -1 and len(text) - amp < LONGEST_ESCAPE and ";" not in text[amp:]:
             text, self._held = text[:amp], text[amp:]
         else:
             self._held = ""
-        return unescape_markup(text)
+        return unescape_text(text)
 
     def flush(self) -> str:
         held, self._held = self._held, ""
-        return unescape_markup(held)
+        return unescape_text(held)
