@@ -1,8 +1,8 @@
 """The extractive answer: per question part, the sentences of the paragraphs that support it, with citations.
 
-The parts and their support come from the same judgement the assessor makes (assess.judge_parts): a part
-is answered only when the evidence supports it, and then from the paragraphs that do — the anchor, the
-linked paragraph of a bridge hop (the one naming the bridge entity and the one about it), and other
+The parts and their support come from the same judgement the assessor makes (judging.assess.judge_parts):
+a part is answered only when the evidence supports it, and then from the paragraphs that do — the anchor,
+the linked paragraph of a bridge hop (the one naming the bridge entity and the one about it), and other
 paragraphs that cover the part alone — each contributing its best sentences. ``[n]`` is the 1-based index
 of the paragraph in the request's evidence, as the pipeline numbers its sources. A part the evidence does
 not support says so plainly; nothing is ever composed beyond the quoted sentences, a label and the part
@@ -15,14 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from adapters.extractive.assess import DEFAULT_COVERAGE_THRESHOLD, hit_text, judge_parts
-from adapters.extractive.parts import question_parts
-from adapters.extractive.quantities import answers_asked_quantity
-from adapters.extractive.salience import Stack
-from adapters.extractive.semantic import Similarities
-from adapters.extractive.sentences import Sentence, split_sentences
-from adapters.extractive.support import PartSupport
-from adapters.extractive.terms import Haystack, terms
+from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, hit_text, judge_parts
+from adapters.extractive.judging.support import PartSupport
+from adapters.extractive.language.quantities import answers_asked_quantity
+from adapters.extractive.language.semantic import Similarities
+from adapters.extractive.language.sentences import Sentence, split_sentences
+from adapters.extractive.language.terms import Haystack, terms
+from adapters.extractive.question.parts import question_parts
+from adapters.extractive.question.salience import Stack
 from core.models import AnswerRequest, Hit
 
 LABELS = {

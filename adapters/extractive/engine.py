@@ -1,9 +1,9 @@
 """ExtractiveEngine: every model role (rewrite, assess, summarise, vote, answer) with no language model.
 
 The roles are deterministic text processing; jieba work runs in worker threads so the event loop stays
-free. Usage is always zero. The engine never fails for lack of a model, which makes it the default
-when no endpoint is configured and the fallback when the configured model is down. With an embedder (the
-offline sentence encoder) the assessor and the answer also judge support by meaning (semantic.py); the
+free. Usage is always zero. The engine never fails for lack of a model, which makes it the default when no
+endpoint is configured and the fallback when the configured model is down. With an embedder (the offline
+sentence encoder) the assessor and the answer also judge support by meaning (language/semantic.py); the
 sentence vectors are cached, so the loop's rounds embed each sentence once.
 """
 
@@ -16,12 +16,12 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 
 from adapters.extractive.answer import answer_pieces
-from adapters.extractive.assess import DEFAULT_COVERAGE_THRESHOLD, assess_evidence
-from adapters.extractive.key_terms import parts_missing_key_terms
-from adapters.extractive.parts import question_parts, split_question
+from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, assess_evidence
+from adapters.extractive.judging.key_terms import parts_missing_key_terms
+from adapters.extractive.language.semantic import Similarities
+from adapters.extractive.language.sentences import Sentence, split_sentences
+from adapters.extractive.question.parts import question_parts, split_question
 from adapters.extractive.rewrite import rewrite_question
-from adapters.extractive.semantic import Similarities
-from adapters.extractive.sentences import Sentence, split_sentences
 from adapters.extractive.summary import summarise_turns
 from core.errors import ModelOutputInvalid
 from core.models import AnswerRequest, Assessment, Completion, Hit, Turn, Usage
@@ -104,7 +104,7 @@ class ExtractiveEngine:
         return verdict, Usage()
 
     async def unsupported_parts(self, question: str, evidence: Sequence[Hit]) -> list[str]:
-        """The parts whose key terms (entities, an asked quantity) the evidence lacks (key_terms.py)."""
+        """The parts whose key terms (entities, an asked quantity) the evidence lacks (judging/key_terms.py)."""
         return await asyncio.to_thread(parts_missing_key_terms, question, tuple(evidence))
 
     async def summarise(self, previous: str, turns: Sequence[Turn], *, max_tokens: int) -> tuple[str, Usage]:

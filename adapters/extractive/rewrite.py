@@ -15,9 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from adapters.extractive.entities import entities_in
-from adapters.extractive.parts import has_content
-from adapters.extractive.terms import (
+from adapters.extractive.language.entities import entities_in
+from adapters.extractive.language.terms import (
     Token,
     fold,
     is_content,
@@ -27,6 +26,7 @@ from adapters.extractive.terms import (
     pos_tokens,
     terms,
 )
+from adapters.extractive.question.parts import has_content
 from core.models import Turn
 from core.text import detect_language
 

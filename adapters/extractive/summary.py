@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from adapters.extractive.answer import LABELS
-from adapters.extractive.entities import entities_in
-from adapters.extractive.terms import NUMBER, sentences, squeeze, terms
+from adapters.extractive.language.entities import entities_in
+from adapters.extractive.language.terms import NUMBER, sentences, squeeze, terms
 from core.budget import clip, count_tokens
 from core.models import Turn
 from core.text import detect_language

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.extractive.quantities import answers_asked_quantity, asked_units
+from adapters.extractive.language.quantities import answers_asked_quantity, asked_units
 
 CASES = [
     ("工作满十年的职工，每年可以休几天带薪年假", "劳动者连续工作一年以上的，享受带薪年休假。", False),

@@ -20,8 +20,15 @@ from __future__ import annotations
 
 import re
 
-from adapters.extractive.comparison import split_compared_en
-from adapters.extractive.terms import COMPARISON_WORDS, Token, fold, is_content, is_nounish, pos_tokens
+from adapters.extractive.language.terms import (
+    COMPARISON_WORDS,
+    Token,
+    fold,
+    is_content,
+    is_nounish,
+    pos_tokens,
+)
+from adapters.extractive.question.comparison import split_compared_en
 from core.text import detect_language
 
 _ENUMERATION = re.compile(

@@ -1,14 +1,14 @@
 """Evidence assessment without a model: which parts of the question the evidence supports, and what to search next.
 
-The question is split into parts (parts.py: clauses, enumerations, one part per compared entity). Each
-part is judged on its own (support.py): covered by one paragraph, or by a paragraph and a paragraph
-linked to it, with entity-like terms weighing more than generic words and answer-type words not
-counted (salience.py); a bridge-shaped part also needs the paragraph about the bridge entity. Terms
-scattered over unrelated paragraphs never cover a part. Uncovered parts become the ``missing`` text
-and, at most two, the next queries (followup.py), never a normalised repeat of a searched query.
-A part asking for a quantity (an amount, duration, count or date) is covered only by paragraphs that
-state one of that kind (quantities.py): the topic alone does not answer "几天".
-CPU-bound (jieba): call from a worker thread.
+The question is split into parts (question/parts.py: clauses, enumerations, one part per compared entity).
+Each part is judged on its own (support.py): covered by one paragraph, or by a paragraph and a paragraph
+linked to it, with entity-like terms weighing more than generic words and answer-type words not counted
+(question/salience.py); a bridge-shaped part also needs the paragraph about the bridge entity. Terms
+scattered over unrelated paragraphs never cover a part. Uncovered parts become the ``missing`` text and,
+at most two, the next queries (followup.py), never a normalised repeat of a searched query. A part asking
+for a quantity (an amount, duration, count or date) is covered only by paragraphs that state one of that
+kind (language/quantities.py): the topic alone does not answer "几天". CPU-bound (jieba): call from a worker
+thread.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from adapters.extractive.bridges import is_bridge_shaped
-from adapters.extractive.comparison import compared_entities
-from adapters.extractive.followup import choices, note, pick
-from adapters.extractive.parts import question_parts
-from adapters.extractive.quantities import answers_asked_quantity, asked_units
-from adapters.extractive.salience import Stack, part_terms
-from adapters.extractive.semantic import SEMANTIC_MARGIN, SEMANTIC_SUPPORT, Similarities
-from adapters.extractive.sentences import Sentence
-from adapters.extractive.support import MAX_SUPPORTING, PartSupport, analyse_part, hit_text
-from adapters.extractive.terms import Haystack, terms
+from adapters.extractive.judging.bridges import is_bridge_shaped
+from adapters.extractive.judging.followup import choices, note, pick
+from adapters.extractive.judging.support import MAX_SUPPORTING, PartSupport, analyse_part, hit_text
+from adapters.extractive.language.quantities import answers_asked_quantity, asked_units
+from adapters.extractive.language.semantic import SEMANTIC_MARGIN, SEMANTIC_SUPPORT, Similarities
+from adapters.extractive.language.sentences import Sentence
+from adapters.extractive.language.terms import Haystack, terms
+from adapters.extractive.question.comparison import compared_entities
+from adapters.extractive.question.parts import question_parts
+from adapters.extractive.question.salience import Stack, part_terms
 from core.models import Assessment, Hit
 from core.text import detect_language
 
@@ -57,7 +57,7 @@ def focus_term(part: str, sentences: Sequence[Sentence]) -> str | None:
 def _by_meaning(
     support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], meaning: Similarities | None
 ) -> PartSupport:
-    """An uncovered part supported by sentences close in meaning, on the conditions of semantic.py."""
+    """An uncovered part supported by sentences close in meaning, on the conditions of language/semantic.py."""
     if support.covered or support.compared or meaning is None or is_bridge_shaped(support.part):
         return support
     ranked = meaning.ranked(support.part)

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from adapters.extractive.entities import title_of
-from adapters.extractive.support import PartSupport
-from adapters.extractive.terms import join_words, squeeze
+from adapters.extractive.judging.support import PartSupport
+from adapters.extractive.language.entities import title_of
+from adapters.extractive.language.terms import join_words, squeeze
 from core.text import normalize_query
 
 MAX_QUERIES = 2

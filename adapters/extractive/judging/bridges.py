@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from adapters.extractive.entities import entities_in, is_qualified, normal, same_entity, title_of
-from adapters.extractive.salience import PartTerms, Stack, match
-from adapters.extractive.terms import CJK, is_content, pos_tokens, sentences, squeeze, stem
+from adapters.extractive.language.entities import entities_in, is_qualified, normal, same_entity, title_of
+from adapters.extractive.language.terms import CJK, is_content, pos_tokens, sentences, squeeze, stem
+from adapters.extractive.question.salience import PartTerms, Stack, match
 from core.models import Hit
 
 _RELATIVE_EN = re.compile(r"\b[\w'-]+,?\s+(?:who|whom|whose|that|which|where)\s", re.IGNORECASE)

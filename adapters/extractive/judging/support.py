@@ -1,8 +1,8 @@
 """Which paragraphs support a question part: one paragraph, or two linked ones, never scattered evidence.
 
 For a part, paragraphs are ranked by the share of its terms they contain, each term weighted by its
-kind (salience.py) and by how rare it is in the evidence; the best few are anchors. A part is covered
-when
+kind (question/salience.py) and by how rare it is in the evidence; the best few are anchors. A part is
+covered when
 
 * an anchor alone contains every entity term and at least ``threshold`` of the weight, unless it lacks
   some of the part's words (matching less than ``IMPLIED_HOP_SHARE`` of the weight) while naming, in the
@@ -28,11 +28,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.extractive.bridges import Candidate, bridge_candidates, is_bridge_shaped, passage_sentences
-from adapters.extractive.entities import is_about, normal, title_of
-from adapters.extractive.salience import ENTITY_WEIGHT, Match, PartTerms, Stack, match
-from adapters.extractive.sentences import Sentence
-from adapters.extractive.terms import CJK, squeeze
+from adapters.extractive.judging.bridges import (
+    Candidate,
+    bridge_candidates,
+    is_bridge_shaped,
+    passage_sentences,
+)
+from adapters.extractive.language.entities import is_about, normal, title_of
+from adapters.extractive.language.sentences import Sentence
+from adapters.extractive.language.terms import CJK, squeeze
+from adapters.extractive.question.salience import ENTITY_WEIGHT, Match, PartTerms, Stack, match
 from core.models import Hit
 
 ANCHORS = 3  # paragraphs tried as a part's anchor
@@ -61,7 +66,7 @@ class PartSupport:
     anchored: bool = False  # the anchor singles something out, so hops from it make sense
     paragraphs: tuple[int, ...] = ()  # evidence indexes that support the part: anchor, linked hop, others
     hop: int | None = None  # the linked paragraph of a bridge hop, when the part needed one
-    quoted: tuple[Sentence, ...] = ()  # sentences that support the part by meaning (semantic.py)
+    quoted: tuple[Sentence, ...] = ()  # sentences that support the part by meaning (language/semantic.py)
 
     @property
     def part(self) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from adapters.extractive.terms import CJK, fold, is_stop, pos_tokens, squeeze
+from adapters.extractive.language.terms import CJK, fold, is_stop, pos_tokens, squeeze
 from core.models import Hit
 from core.retrieval.rerank import document_title
 from core.text import STOP_WORDS_EN

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from adapters.extractive.entities import english_spans, quoted
-from adapters.extractive.terms import pos_tokens
+from adapters.extractive.language.entities import english_spans, quoted
+from adapters.extractive.language.terms import pos_tokens
 
 _GAP = re.compile(r"^\s*,?\s*(?:(and|or|&)\s+)?(?:the\s+)?$", re.IGNORECASE)
 _CUE = re.compile(

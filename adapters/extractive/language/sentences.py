@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.extractive.terms import join_words, sentences, squeeze
+from adapters.extractive.language.terms import join_words, sentences, squeeze
 from core.models import Hit
 
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s+|>\s*)")

@@ -18,8 +18,24 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.extractive.entities import chinese_names, english_spans, normal, numbers, quoted, titled_terms
-from adapters.extractive.terms import ALIASES, CJK, Haystack, fold, is_content, pos_tokens, squeeze, terms
+from adapters.extractive.language.entities import (
+    chinese_names,
+    english_spans,
+    normal,
+    numbers,
+    quoted,
+    titled_terms,
+)
+from adapters.extractive.language.terms import (
+    ALIASES,
+    CJK,
+    Haystack,
+    fold,
+    is_content,
+    pos_tokens,
+    squeeze,
+    terms,
+)
 
 ENTITY_WEIGHT = 3.0
 _EDGE = " \t,，、;；:：.。?？!！"

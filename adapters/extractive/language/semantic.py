@@ -9,8 +9,8 @@ vectors) and a part the terms do not cover counts as supported by a sentence whe
 * the sentence's paragraph contains every entity term of the part (a named thing, a number, a quoted
   title: a paragraph about another subject is no support however similar it reads), and
 * the sentence states a quantity of the kind the part asks for (quantities.py), and then also contains
-  the part's most specific word in the evidence (assess.focus_term): a stated amount about something else
-  ("减除费用六万元" for "子女教育每月可以扣多少钱") answers nothing.
+  the part's most specific word in the evidence (judging.assess.focus_term): a stated amount about
+  something else ("减除费用六万元" for "子女教育每月可以扣多少钱") answers nothing.
 
 Bridge-shaped and compared parts are never covered this way: they need their own paragraphs and hops.
 The threshold was set on the dev sets (HotpotQA dev-500, the team's Chinese law set) and checked on the
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adapters.extractive.sentences import Sentence
+from adapters.extractive.language.sentences import Sentence
 
 SEMANTIC_SUPPORT = 0.45
 SEMANTIC_MARGIN = 0.06  # other sentences within this of the best one support the part too

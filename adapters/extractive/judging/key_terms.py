@@ -1,20 +1,20 @@
 """The deterministic check a model's "sufficient" must pass: every part's key terms are in the evidence.
 
-A part's key terms are its entities (names, numbers, quoted titles: what it is about) and, when it asks for
-a quantity, a stated number of the asked kind (quantities.py). A part whose entity appears in no evidence
-paragraph, or whose asked quantity is stated nowhere, is not covered, whatever a model judged: small models
-call half-covered questions sufficient. CPU-bound (jieba): call from a worker thread.
+A part's key terms are its entities (names, numbers, quoted titles: what it is about) and, when it asks
+for a quantity, a stated number of the asked kind (language/quantities.py). A part whose entity appears in
+no evidence paragraph, or whose asked quantity is stated nowhere, is not covered, whatever a model judged:
+small models call half-covered questions sufficient. CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from adapters.extractive.parts import question_parts
-from adapters.extractive.quantities import asked_units, states_quantity
-from adapters.extractive.salience import Stack, part_terms
-from adapters.extractive.sentences import split_sentences
-from adapters.extractive.support import hit_text
+from adapters.extractive.judging.support import hit_text
+from adapters.extractive.language.quantities import asked_units, states_quantity
+from adapters.extractive.language.sentences import split_sentences
+from adapters.extractive.question.parts import question_parts
+from adapters.extractive.question.salience import Stack, part_terms
 from core.models import Hit
 
 

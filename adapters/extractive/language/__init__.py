@@ -1,0 +1,1 @@
+"""Text primitives of the extractive engine: jieba terms, sentences, entities, quantities and meaning."""
