@@ -4,7 +4,7 @@ A separate package beside the bot: it may import numpy, aiohttp, the bundled off
 optional torch/transformers and matplotlib, and from the bot's code only ``core.retrieval.complexity``
 (the one feature extractor the router also uses) with what that module itself imports. Nothing in
 ``core/`` or ``adapters/`` imports it; the bot reaches it over HTTP (``KB_CLASSIFIER_URL``), and only
-``bot/cli/classifier.py`` imports it to offer ``kb classifier ...``.
+``bot/cli/operations/classifier.py`` imports it to offer ``kb classifier ...``.
 """
 
 LABELS = ("single", "multi")

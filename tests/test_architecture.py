@@ -159,7 +159,7 @@ def test_the_classifier_service_stands_apart_from_the_bot() -> None:
         if not source.startswith("multihop_classifier")
         and any(t.startswith("multihop_classifier") for t in targets)
     )
-    assert importers == ["bot.cli.classifier"]
+    assert importers == ["bot.cli.operations.classifier"]
 
 
 def test_core_parts_import_only_what_their_docstring_allows() -> None:

@@ -108,7 +108,7 @@ def test_resume_and_grace_settings_are_read_and_clamped(monkeypatch: pytest.Monk
 def test_slack_streaming_is_auto_native_or_edit(monkeypatch: pytest.MonkeyPatch) -> None:
     """KB_SLACK_STREAMING defaults to auto, takes native or edit (any case), and falls back to auto on garbage;
     kb serve hands it to the Slack bot."""
-    from bot.cli.serve import slack_options
+    from bot.cli.operations.serve import slack_options
 
     assert Settings().kb_slack_streaming == "auto"
     monkeypatch.setenv("KB_SLACK_STREAMING", "EDIT")

@@ -1,4 +1,9 @@
-"""The `kb` command line: one module per command group, each registering its sub-commands."""
+"""The `kb` command line: one module per command group, each registering its sub-commands.
+
+The groups live in three packages: ``conversation`` (ask, history, trace, chat, compact, context),
+``knowledge`` (ingest, search, docs) and ``operations`` (serve, demo, eval, classifier); ``outcome`` is
+the one error path they all share.
+"""
 
 from __future__ import annotations
 
@@ -43,7 +48,18 @@ def _command_modules() -> list[ModuleType]:
     # Imported lazily so `kb --help` stays fast and one broken group does not hide the others.
     import importlib
 
-    names = ["ingest", "search", "docs", "ask", "chat", "eval", "compact", "demo", "serve", "classifier"]
+    names = [
+        "knowledge.ingest",
+        "knowledge.search",
+        "knowledge.docs",
+        "conversation.ask",
+        "conversation.chat",
+        "operations.eval",
+        "conversation.compact",
+        "operations.demo",
+        "operations.serve",
+        "operations.classifier",
+    ]
     modules = []
     for name in names:
         try:

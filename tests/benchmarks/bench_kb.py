@@ -5,8 +5,8 @@ Run: python tests/benchmarks/bench_kb.py [--sizes 10000 100000] [--skip-scale] [
      [--skip-formats]
 
 * Ingest throughput excludes embedding and nothing else: the corpus is written as Markdown files
-  first; the clock then covers what `kb ingest FOLDER` does in its process (bot/cli/ingest.py) after
-  start-up: scanning the folder, opening the knowledge base, reading, hashing and chunking every file,
+  first; the clock then covers what `kb ingest FOLDER` does in its process (bot/cli/knowledge/ingest.py)
+  after start-up: scanning the folder, opening the knowledge base, reading, hashing and chunking every file,
   keyword tokenising, the Chroma writes, catalog flips and the final BM25 build + save (kb.flush()),
   with the worker processes started inside the clock. Only interpreter start-up and imports are left
   out. Vectors are computed before the clock starts (once, by chunking the files exactly as ingestion
@@ -198,7 +198,7 @@ def write_corpus(folder: Path, size: int, seed: int = 7) -> dict[str, np.ndarray
 
 
 async def kb_ingest(home: Path, folder: Path, embedder: LookupEmbedder) -> tuple[IngestSummary, Any]:
-    """What `kb ingest FOLDER --dataset bench` does (bot/cli/ingest.py: scan, open, ingest, flush),
+    """What `kb ingest FOLDER --dataset bench` does (bot/cli/knowledge/ingest.py: scan, open, ingest, flush),
     with the lookup embedder; the knowledge base is returned open (close() stops its worker processes)."""
     paths = list(iter_document_paths([folder]))
     kb = ChromaKnowledgeBase(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from bot.cli.compact import (
+from bot.cli.conversation.compact import (
     ContextView,
     compact_command,
     context_command,

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from adapters.knowledge.document_readers import UnreadableDocument, read_document
-from bot.cli.ingest_progress import IngestReporter, progress_line
+from bot.cli.knowledge.ingest_progress import IngestReporter, progress_line
 from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import IngestProgress
 from tests.cli.cli_support import ROOT, clean_env

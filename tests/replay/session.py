@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.cli.conversation import Conversation, begin_question
+from bot.cli.conversation.selection import Conversation, begin_question
 from bot.compose import build_services
 from bot.sample_data import ensure_sample_dataset
 from bot.sample_kb import SAMPLE_DATASET

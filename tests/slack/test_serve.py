@@ -13,7 +13,7 @@ import pytest
 
 from adapters.slack.app import SlackOptions
 from adapters.slack.channel_config import ChannelConfig
-from bot.cli.serve import register, run_server, serve, warm_up_knowledge
+from bot.cli.operations.serve import register, run_server, serve, warm_up_knowledge
 from bot.settings import Settings
 from core.errors import KnowledgeBaseError
 from tests.slack.fake_pipeline import FakePipeline

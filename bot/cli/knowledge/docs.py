@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from adapters.knowledge.factory import open_knowledge_base
-from bot.cli.conversation import check_datasets
-from bot.cli.search import fit
+from bot.cli.conversation.selection import check_datasets
+from bot.cli.knowledge.search import fit
 from bot.settings import Settings
 from core.errors import InvalidInput, NotFound
 from core.models import DocumentInfo

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from adapters.knowledge.factory import open_knowledge_base
-from bot.cli.conversation import check_datasets
+from bot.cli.conversation.selection import check_datasets
 from bot.cli.outcome import current_state
 from bot.settings import Settings
 from core.errors import NotFound

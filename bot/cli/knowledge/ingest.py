@@ -20,7 +20,7 @@ from adapters.knowledge.document_readers import (
 )
 from adapters.knowledge.factory import open_knowledge_base
 from adapters.knowledge.readers.base import MB
-from bot.cli.ingest_progress import IngestReporter
+from bot.cli.knowledge.ingest_progress import IngestReporter
 from bot.settings import INT_RANGES, Settings
 from core.errors import InvalidInput
 from core.knowledge.ingest import ingest

@@ -17,10 +17,10 @@ import sys
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from bot.cli.ask import ask_once, checked_question, conversation_options, scope_for
-from bot.cli.conversation import Conversation, begin_question, choose_conversation, new_conversation
+from bot.cli.conversation.ask import ask_once, checked_question, conversation_options, scope_for
+from bot.cli.conversation.render import ProgressPrinter, format_answer, format_trace
+from bot.cli.conversation.selection import Conversation, begin_question, choose_conversation, new_conversation
 from bot.cli.outcome import EXIT_INTERRUPTED, current_state, error_line, interrupted_line
-from bot.cli.render import ProgressPrinter, format_answer, format_trace
 from bot.compose import Services, build_services, engine_notice, resolve_datasets
 from bot.settings import Settings
 from core.errors import KbError

@@ -1,4 +1,4 @@
-"""`kb ask`, `kb history` and `kb trace`: conversations from the terminal (`kb chat` is bot.cli.chat)."""
+"""`kb ask`, `kb history` and `kb trace`: conversations from the terminal (`kb chat` is in chat.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ import json
 import sys
 from typing import Any
 
-from bot.cli.conversation import (
+from bot.cli.conversation.render import (
+    ProgressPrinter,
+    delivery_text,
+    format_answer,
+    format_trace,
+    record_json,
+)
+from bot.cli.conversation.selection import (
     Conversation,
     begin_question,
     choose_conversation,
@@ -16,7 +23,6 @@ from bot.cli.conversation import (
     question_scope,
 )
 from bot.cli.outcome import current_state
-from bot.cli.render import ProgressPrinter, delivery_text, format_answer, format_trace, record_json
 from bot.compose import Services, build_services, engine_notice
 from bot.settings import Settings
 from core.errors import InvalidInput, KbError, NotFound

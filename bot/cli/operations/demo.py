@@ -7,8 +7,8 @@ import sys
 import time
 from typing import Any
 
-from bot.cli.conversation import begin_question, new_conversation
-from bot.cli.render import ProgressPrinter, format_answer
+from bot.cli.conversation.render import ProgressPrinter, format_answer
+from bot.cli.conversation.selection import begin_question, new_conversation
 from bot.compose import build_services, engine_notice
 from bot.sample_data import ensure_sample_dataset
 from bot.sample_kb import DEMO_QUESTIONS, SAMPLE_DATASET

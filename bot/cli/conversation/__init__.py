@@ -1,0 +1,1 @@
+"""Conversation commands (`kb ask`, `history`, `trace`, `chat`, `compact`, `context`), which conversation they use, and their rendering."""

@@ -1,0 +1,1 @@
+"""Operating commands: `kb serve` (the Slack bot), `kb demo`, `kb eval` and `kb classifier`."""
