@@ -5,6 +5,10 @@ optional torch/transformers and matplotlib, and from the bot's code only ``core.
 (the one feature extractor the router also uses) with what that module itself imports. Nothing in
 ``core/`` or ``adapters/`` imports it; the bot reaches it over HTTP (``KB_CLASSIFIER_URL``), and only
 ``bot/cli/operations/classifier.py`` imports it to offer ``kb classifier ...``.
+
+Beside the command line (``cli``) and the HTTP service (``service``): ``data`` (labelled examples, rule
+features, template generation, importers, review), ``model`` (encoders, the head, a trained model on
+disk) and ``runs`` (train, evaluate, export).
 """
 
 LABELS = ("single", "multi")

@@ -21,8 +21,8 @@ DEFAULT_PORT = 8600
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from multihop_classifier.examples import write_examples
-    from multihop_classifier.generate import generate
+    from multihop_classifier.data.examples import write_examples
+    from multihop_classifier.data.generate import generate
 
     examples = generate(args.count, seed=args.seed, languages=args.lang or ("zh", "en"))
     count = write_examples(args.out, examples)
@@ -32,8 +32,8 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from multihop_classifier.examples import write_examples
-    from multihop_classifier.importers import import_examples
+    from multihop_classifier.data.examples import write_examples
+    from multihop_classifier.data.importers import import_examples
 
     examples = import_examples(
         args.set, args.path, limit=args.limit, seed=args.seed, validation_only=args.validation_only
@@ -47,21 +47,21 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _review(args: argparse.Namespace) -> int:
-    from multihop_classifier.review import review
+    from multihop_classifier.data.review import review
 
     review(args.data, args.out, sample=args.sample, seed=args.seed, stdin=sys.stdin, stdout=sys.stdout)
     return 0
 
 
 def _train(args: argparse.Namespace) -> int:
-    from multihop_classifier.encoders import UseEncoder
-    from multihop_classifier.encoding import Encoder
-    from multihop_classifier.head import HeadConfig
-    from multihop_classifier.training import TrainOptions, train
+    from multihop_classifier.model.encoders import UseEncoder
+    from multihop_classifier.model.encoding import Encoder
+    from multihop_classifier.model.head import HeadConfig
+    from multihop_classifier.runs.training import TrainOptions, train
 
     encoder: Encoder
     if args.encoder == "bert":
-        from multihop_classifier.bert import BertEncoder
+        from multihop_classifier.model.bert import BertEncoder
 
         if args.encoder_path is None:
             raise SystemExit("error: --encoder bert needs --encoder-path DIR (a local BERT/RoBERTa model)")
@@ -82,8 +82,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from multihop_classifier.evaluation import evaluate
-    from multihop_classifier.model import load_model, resolve_model_dir
+    from multihop_classifier.model.classifier import load_model, resolve_model_dir
+    from multihop_classifier.runs.evaluation import evaluate
 
     run = resolve_model_dir(args.model)
     model = load_model(run, encoder_path=args.encoder_path)
@@ -101,7 +101,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from multihop_classifier.export import export_model
+    from multihop_classifier.runs.export import export_model
 
     target = export_model(args.run, args.out)
     print(f"exported {target.name} to {target} (LATEST updated)")
@@ -109,7 +109,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from multihop_classifier.model import load_model
+    from multihop_classifier.model.classifier import load_model
 
     model = load_model(args.model_dir, encoder_path=args.encoder_path)
     for question, prediction in zip(args.question, model.predict(args.question), strict=True):
@@ -224,10 +224,10 @@ def add_commands(commands: Any) -> None:
 
 def run(args: argparse.Namespace, *, usage: Callable[[], None]) -> int:
     """Run the chosen sub-command; a known error prints one line and returns 2."""
-    from multihop_classifier.encoding import EncoderUnavailable
-    from multihop_classifier.examples import DataError
-    from multihop_classifier.export import ExportError
-    from multihop_classifier.model import ModelMissing
+    from multihop_classifier.data.examples import DataError
+    from multihop_classifier.model.classifier import ModelMissing
+    from multihop_classifier.model.encoding import EncoderUnavailable
+    from multihop_classifier.runs.export import ExportError
 
     command: Callable[[argparse.Namespace], int] | None = getattr(args, "classifier_run", None)
     if command is None:

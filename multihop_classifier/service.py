@@ -18,9 +18,9 @@ from typing import Any
 
 from aiohttp import web
 
-from multihop_classifier.encoding import EncoderUnavailable
-from multihop_classifier.features import FeatureError, parse_features
-from multihop_classifier.model import ClassifierModel, ModelMissing, Prediction, load_model
+from multihop_classifier.data.features import FeatureError, parse_features
+from multihop_classifier.model.classifier import ClassifierModel, ModelMissing, Prediction, load_model
+from multihop_classifier.model.encoding import EncoderUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from adapters.models.classifier_client import HttpComplexityClassifier  # noqa: 
 from core.retrieval.complexity import extract_features, rule_score  # noqa: E402
 from core.retrieval.routing import route  # noqa: E402
 from multihop_classifier.cli import main as classifier_main  # noqa: E402
-from multihop_classifier.generate import generate  # noqa: E402
+from multihop_classifier.data.generate import generate  # noqa: E402
 
 
 def percentile(values: list[float], share: float) -> float:

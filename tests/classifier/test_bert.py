@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from multihop_classifier.bert import bert_available
 from multihop_classifier.cli import main as classifier_main
-from multihop_classifier.examples import read_examples
+from multihop_classifier.data.examples import read_examples
+from multihop_classifier.model.bert import bert_available
 from tests.classifier.support import running_service
 
 pytestmark = pytest.mark.skipif(

@@ -9,10 +9,16 @@ from pathlib import Path
 import pytest
 
 from core.retrieval.complexity import extract_features
-from multihop_classifier.examples import DataError, Example, read_examples, split_examples, write_examples
-from multihop_classifier.generate import HARD_KINDS, generate
-from multihop_classifier.importers import import_examples
-from multihop_classifier.training import load_training_data
+from multihop_classifier.data.examples import (
+    DataError,
+    Example,
+    read_examples,
+    split_examples,
+    write_examples,
+)
+from multihop_classifier.data.generate import HARD_KINDS, generate
+from multihop_classifier.data.importers import import_examples
+from multihop_classifier.runs.training import load_training_data
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from multihop_classifier.head import HeadConfig, train_head
-from multihop_classifier.metrics import (
+from multihop_classifier.model.head import HeadConfig, train_head
+from multihop_classifier.runs.metrics import (
     binary_metrics,
     f1_at,
     roc_auc,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from multihop_classifier.examples import Example, read_examples, write_examples
-from multihop_classifier.generate import generate
-from multihop_classifier.review import pick_for_review, review
-from multihop_classifier.training import load_training_data
+from multihop_classifier.data.examples import Example, read_examples, write_examples
+from multihop_classifier.data.generate import generate
+from multihop_classifier.data.review import pick_for_review, review
+from multihop_classifier.runs.training import load_training_data
 
 
 def _data(tmp_path: Path, count: int = 6) -> Path:

@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 
 from core.retrieval.complexity import FEATURE_NAMES, extract_features
-from multihop_classifier.model import MODEL_FILE, resolve_model_dir
+from multihop_classifier.model.classifier import MODEL_FILE, resolve_model_dir
 from tests.classifier.support import Service, running_service
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import pytest
 
 from bot.cli import main as kb_main
 from multihop_classifier.cli import main as classifier_main
-from multihop_classifier.examples import read_examples
-from multihop_classifier.model import load_model
+from multihop_classifier.data.examples import read_examples
+from multihop_classifier.model.classifier import load_model
 
 METRIC_KEYS = {"accuracy", "precision", "recall", "f1", "auc", "confusion", "threshold", "count"}
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from multihop_classifier import MAX_TOKENS
-from multihop_classifier.encoding import Encoded, Encoder, EncoderUnavailable, cut_to_tokens
+from multihop_classifier.model.encoding import Encoded, Encoder, EncoderUnavailable, cut_to_tokens
 
 USE_NAME = "use-multilingual-v3"
 USE_DIMENSION = 512
@@ -89,7 +89,7 @@ def load_encoder(spec: dict[str, Any], *, path: Path | None = None, max_tokens: 
     if kind == "use":
         return UseEncoder(max_tokens=max_tokens)
     if kind == "bert":
-        from multihop_classifier.bert import BertEncoder
+        from multihop_classifier.model.bert import BertEncoder
 
         directory = path or Path(os.path.expanduser(str(spec.get("path") or "")))
         return BertEncoder(directory, max_tokens=max_tokens)

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from multihop_classifier.examples import DataError, Example
-from multihop_classifier.features import compute_features
+from multihop_classifier.data.examples import DataError, Example
+from multihop_classifier.data.features import compute_features
 
 VALIDATION_ONLY = ("hotpotqa_train100_questions.json",)
 # The bot's own evaluation sets (`kb eval` format, e.g. tests/eval/laws_zh.jsonl): always eval-only.

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from multihop_classifier import LABELS
-from multihop_classifier.features import FeatureError, parse_features
+from multihop_classifier.data.features import FeatureError, parse_features
 
 
 class DataError(ValueError):

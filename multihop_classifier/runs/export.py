@@ -6,9 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
-from multihop_classifier.evaluation import METRICS_FILE, PLOT_FILE
-from multihop_classifier.model import HEAD_FILE, MODEL_FILE, read_meta
-from multihop_classifier.training import TRAINING_FILE
+from multihop_classifier.model.classifier import HEAD_FILE, MODEL_FILE, read_meta
+from multihop_classifier.runs.evaluation import METRICS_FILE, PLOT_FILE
+from multihop_classifier.runs.training import TRAINING_FILE
 
 
 class ExportError(RuntimeError):

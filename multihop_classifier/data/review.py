@@ -19,7 +19,7 @@ from typing import TextIO
 
 from core.retrieval.complexity import FEATURE_NAMES, ComplexityFeatures, rule_score
 from multihop_classifier import LABELS
-from multihop_classifier.examples import Example, read_examples
+from multihop_classifier.data.examples import Example, read_examples
 
 ANSWERS = {"": "kept", "k": "kept", "f": "flipped", "d": "dropped"}
 PROMPT = "keep [Enter] · flip [f] · drop [d] · quit [q]: "

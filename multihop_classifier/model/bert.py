@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from multihop_classifier import MAX_TOKENS
-from multihop_classifier.encoding import Encoded, EncoderUnavailable
+from multihop_classifier.model.encoding import Encoded, EncoderUnavailable
 
 
 def bert_available() -> bool:

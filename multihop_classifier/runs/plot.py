@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from multihop_classifier.metrics import binary_metrics, roc_auc, roc_curve
+from multihop_classifier.runs.metrics import binary_metrics, roc_auc, roc_curve
 
 
 def write_plot(

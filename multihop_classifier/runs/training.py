@@ -19,9 +19,7 @@ import numpy as np
 
 from core.retrieval.complexity import FEATURE_NAMES
 from multihop_classifier import MAX_TOKENS
-from multihop_classifier.encoders import UseEncoder
-from multihop_classifier.encoding import Encoder
-from multihop_classifier.examples import (
+from multihop_classifier.data.examples import (
     DataError,
     Example,
     deduplicate,
@@ -29,10 +27,12 @@ from multihop_classifier.examples import (
     split_examples,
     write_examples,
 )
-from multihop_classifier.features import compute_features
-from multihop_classifier.head import HeadConfig, train_head
-from multihop_classifier.metrics import f1_at, threshold_for_recall
-from multihop_classifier.model import FORMAT, ClassifierModel, model_inputs, model_version
+from multihop_classifier.data.features import compute_features
+from multihop_classifier.model.classifier import FORMAT, ClassifierModel, model_inputs, model_version
+from multihop_classifier.model.encoders import UseEncoder
+from multihop_classifier.model.encoding import Encoder
+from multihop_classifier.model.head import HeadConfig, train_head
+from multihop_classifier.runs.metrics import f1_at, threshold_for_recall
 
 RECALL_TARGET = 0.85
 REVIEWED_FOR_REAL_TRAINING = 500

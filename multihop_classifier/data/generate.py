@@ -12,9 +12,10 @@ import random
 import re
 from collections.abc import Sequence
 
-from multihop_classifier import LABELS, templates_en, templates_zh
-from multihop_classifier.examples import Example
-from multihop_classifier.features import compute_features
+from multihop_classifier import LABELS
+from multihop_classifier.data import templates_en, templates_zh
+from multihop_classifier.data.examples import Example
+from multihop_classifier.data.features import compute_features
 
 DEFAULT_COUNT = 1200
 HARD_KINDS = frozenset({"short_comparison", "long_single", "marker_single", "two_entity_single"})

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from multihop_classifier.examples import Example, read_examples
-from multihop_classifier.metrics import Metrics, binary_metrics, router_bands, threshold_for_recall
-from multihop_classifier.model import ClassifierModel
-from multihop_classifier.plot import write_plot
+from multihop_classifier.data.examples import Example, read_examples
+from multihop_classifier.model.classifier import ClassifierModel
+from multihop_classifier.runs.metrics import Metrics, binary_metrics, router_bands, threshold_for_recall
+from multihop_classifier.runs.plot import write_plot
 
 METRICS_FILE = "metrics.json"
 PLOT_FILE = "roc.png"

@@ -17,10 +17,10 @@ import numpy as np
 
 from core.retrieval.complexity import FEATURE_NAMES
 from multihop_classifier import MAX_TOKENS
-from multihop_classifier.encoders import load_encoder
-from multihop_classifier.encoding import Encoder
-from multihop_classifier.features import compute_features, feature_matrix
-from multihop_classifier.head import Head
+from multihop_classifier.data.features import compute_features, feature_matrix
+from multihop_classifier.model.encoders import load_encoder
+from multihop_classifier.model.encoding import Encoder
+from multihop_classifier.model.head import Head
 
 MODEL_FILE = "model.json"
 HEAD_FILE = "head.npz"

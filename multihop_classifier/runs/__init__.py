@@ -1,0 +1,1 @@
+"""A training run and what follows it: train, evaluate (metrics and plot), export."""
