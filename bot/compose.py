@@ -102,7 +102,7 @@ def build_reranker(settings: Settings) -> tuple[Reranker, Reranker | None]:
 
 
 def search_policy(settings: Settings) -> SearchPolicy:
-    """Query-length tiers from settings (seed 004)."""
+    """Query-length tiers from settings (docs/design.md#query-length-tiers)."""
     return SearchPolicy(
         tiers=SearchTiers(
             short_length=settings.kb_short_query_length,

@@ -1,7 +1,7 @@
 """Typed settings from the environment and an optional TOML file (KB_CONFIG), validated once at start.
 
 Out-of-range numbers clamp to their range; unparsable values fall back to the default with a logged
-warning (as ContextBudget.setting does in seed 002), so a typo never stops the bot.
+warning (docs/design.md#settings-parsing-and-ranges), so a typo never stops the bot.
 """
 
 from __future__ import annotations

@@ -1,8 +1,13 @@
-"""Architecture rules: core imports no outer layer or I/O library, adapters never import bot, no import cycles."""
+"""Architecture rules: core imports no outer layer or I/O library, adapters never import bot, no import cycles.
+
+Also: comments point inside the repository, and every docs/design.md anchor they use exists.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,3 +224,80 @@ def test_every_module_and_test_has_a_docstring() -> None:
                 if is_test and folder == "tests" and not ast.get_docstring(node):
                     missing.append(f"{path.relative_to(ROOT)}::{node.name}")
     assert missing == []
+
+
+COMMENT_FOLDERS = ("core", "adapters", "bot", "multihop_classifier", "tests")
+DESIGN_PAGE = ROOT / "docs" / "design.md"
+# The specifications the code was first written from are numbered documents outside the repository.
+# Written as a pattern so that this file does not match itself.
+_OUTSIDE_REFERENCE = re.compile(r"seed\s+00", re.IGNORECASE)
+_DESIGN_REFERENCE = re.compile(r"docs/design\.md#([\w-]+)")
+_LOCAL_LINK = re.compile(r"\]\(#([\w-]+)\)")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
+
+
+def _python_files() -> list[Path]:
+    return [path for folder in COMMENT_FOLDERS for path in sorted((ROOT / folder).rglob("*.py"))]
+
+
+def outside_references(text: str) -> list[str]:
+    """The lines of text that cite one of the numbered specification documents kept outside the repository."""
+    return [line.strip() for line in text.splitlines() if _OUTSIDE_REFERENCE.search(line)]
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lowercased, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def heading_slugs(markdown: str) -> set[str]:
+    """The anchors of a page's headings (a repeated heading gets -1, -2, ... as on GitHub); code is skipped."""
+    slugs: set[str] = set()
+    seen: Counter[str] = Counter()
+    fenced = False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        match = None if fenced else _HEADING.match(line)
+        if match:
+            slug = github_slug(match.group(1))
+            slugs.add(f"{slug}-{seen[slug]}" if seen[slug] else slug)
+            seen[slug] += 1
+    return slugs
+
+
+def test_no_comment_points_outside_the_repository() -> None:
+    """No Python file cites the numbered specifications outside the repository; comments point at docs/."""
+    offenders = {
+        str(path.relative_to(ROOT)): lines
+        for path in _python_files()
+        if (lines := outside_references(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}
+    sample = "x = 1  # as " + "Seed" + " 002 section 5 says\ny = 2  # a random seed of 7\n"
+    assert outside_references(sample) == ["x = 1  # as Seed" + " 002 section 5 says"]
+
+
+def test_every_design_reference_names_a_heading_of_the_design_page() -> None:
+    """Every docs/design.md#… in code, tests and Markdown, and every #… link inside the page, names a heading there."""
+    assert github_slug("Round 1: the first search") == "round-1-the-first-search"
+    assert heading_slugs("# A\n## A\n```\n# not a heading\n```\n### Follow-up rewrite\n") == {
+        "a",
+        "a-1",
+        "follow-up-rewrite",
+    }
+    page = DESIGN_PAGE.read_text(encoding="utf-8")
+    anchors = heading_slugs(page)
+    markdown = [
+        ROOT / "README.md",
+        *(p for f in (*COMMENT_FOLDERS, "docs") for p in sorted((ROOT / f).rglob("*.md"))),
+    ]
+    references: dict[str, list[str]] = {}
+    for path in [*_python_files(), *markdown]:
+        for anchor in _DESIGN_REFERENCE.findall(path.read_text(encoding="utf-8")):
+            references.setdefault(anchor, []).append(str(path.relative_to(ROOT)))
+    for anchor in _LOCAL_LINK.findall(page):
+        references.setdefault(anchor, []).append("docs/design.md")
+    assert len(references) >= 10, "the code should point at the design page's sections"
+    assert {anchor: paths for anchor, paths in references.items() if anchor not in anchors} == {}

@@ -28,7 +28,7 @@ from core.models import AnswerRequest, Assessment, Completion, Hit, Turn, Usage
 from core.ports import Embedder
 from core.retrieval.complexity import extract_features, rule_score
 
-MULTIHOP_RULE_THRESHOLD = 0.4  # seed 001: the rule score's fallback threshold
+MULTIHOP_RULE_THRESHOLD = 0.4  # the rule score's fallback threshold (docs/design.md#routing-tiers)
 VECTOR_CACHE = 20000  # sentence vectors kept (about 40 MB at 512 floats)
 
 
@@ -115,7 +115,7 @@ class ExtractiveEngine:
         return summary, Usage()
 
     async def vote_multihop(self, question: str) -> tuple[bool, Usage]:
-        """Multi-hop when the rule score is at least 0.4 (seed 001's fallback) or the question has parts."""
+        """Multi-hop when the rule score is at least 0.4 (the routing fallback) or the question has parts."""
         return await asyncio.to_thread(rule_vote, question), Usage()
 
     async def answer(self, request: AnswerRequest) -> AsyncIterator[str | Completion]:

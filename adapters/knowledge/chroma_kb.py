@@ -1,7 +1,7 @@
 """The knowledge base over Chroma: core.ports.KnowledgeBase (search) and core.ports.DocumentIndex (writes).
 
 Every Chroma, jieba and bm25s call runs in a worker thread (asyncio.to_thread); vendor errors become
-core.errors.KnowledgeBaseError. Search modes (seed 003):
+core.errors.KnowledgeBaseError. Search modes (docs/design.md#search-modes):
 
 * ``embedding``: similarity = 1 - cosine distance. Datasets are grouped by the embedding model they
   were built with; the query is embedded once per model; groups are merged by score, ties by id.

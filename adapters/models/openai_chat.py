@@ -40,7 +40,8 @@ from core.models import Completion, Message, Usage
 log = logging.getLogger(__name__)
 
 # Sent through extra_body when thinking is disabled: vLLM / llama.cpp / Qwen chat templates read
-# chat_template_kwargs; DeepSeek / GLM / Doubao-style APIs read thinking.type (seed 000).
+# chat_template_kwargs; DeepSeek / GLM / Doubao-style APIs read thinking.type
+# (docs/design.md#auxiliary-model-calls).
 THINKING_OFF: dict[str, Any] = {
     "chat_template_kwargs": {"enable_thinking": False},
     "thinking": {"type": "disabled"},

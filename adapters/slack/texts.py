@@ -11,7 +11,7 @@ from core.text import detect_language
 Lang = str  # "zh" | "en"
 
 TEXTS: dict[str, tuple[str, str]] = {
-    # progress (seed 000 section 8.1)
+    # progress (docs/design.md#progress-lines-and-the-trace-summary)
     "received": ("收到,正在处理…", "Got it, working on it…"),
     "writing": ("正在输出回答…", "Writing…"),
     "status": ("正在查找资料…", "is searching the knowledge base…"),

@@ -116,7 +116,7 @@ def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
 
 
 def uncertainty_notice(lang: str) -> str:
-    """The notice appended when the evidence was not sufficient (seed 001)."""
+    """The notice appended when the evidence was not sufficient (docs/design.md#the-uncertainty-notice)."""
     return UNCERTAINTY_NOTICE["zh" if lang == "zh" else "en"]
 
 

@@ -52,7 +52,8 @@ HISTORY_ANSWER_CHARS = 200
 
 def format_history(history: Sequence[Turn]) -> str:
     """History as <turn><user>…</user><assistant>…</assistant></turn> elements, escaped so that no turn can
-    end the history or forge another turn; answers cut to 200 characters (seed 004) to keep the call light."""
+    end the history or forge another turn; answers cut to 200 characters to keep the call light
+    (docs/design.md#follow-up-rewrite)."""
     lines = ["<history>"]
     for turn in history:
         answer = (

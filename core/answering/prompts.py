@@ -80,7 +80,7 @@ DEGRADED_NOTICE = {
     "en": "The model service is unavailable right now; below is an extractive answer quoted from the sources.",
 }
 
-# The summary role (seed 002 section 7): what a merged conversation summary must keep.
+# The summary role (docs/design.md#what-the-summary-keeps): what a merged conversation summary must keep.
 SUMMARY_SYSTEM_PROMPT_ZH = (
     "你的任务是压缩会话记录:把“待合并的问答”并入“已有摘要”,输出一段简洁的中文摘要。\n"
     "必须保留:用户的目标和约束;实体名称(项目、产品、人名、机构、文档名);数字和日期,按原文照抄,"

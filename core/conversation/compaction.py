@@ -1,4 +1,7 @@
-"""Context compaction (seed 002): a persistent rolling summary with a watermark, triggered by tokens only."""
+"""Context compaction: a persistent rolling summary with a watermark, triggered by tokens only.
+
+See docs/design.md#compaction.
+"""
 
 from __future__ import annotations
 

@@ -13,7 +13,10 @@ MIN_RECENT_TOKENS = 128
 
 @dataclass(frozen=True, slots=True)
 class BatchLimits:
-    """What one summary call may read (seed 002 section 5): per question, per answer, per batch."""
+    """What one summary call may read: per question, per answer, per batch.
+
+    See docs/design.md#batches-and-the-watermark.
+    """
 
     question_tokens: int = 2000
     answer_tokens: int = 3500

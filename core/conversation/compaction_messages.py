@@ -41,7 +41,10 @@ def summary_message_tokens(summary: str) -> int:
 
 
 def _clip_turn_to(turn: Turn, budget: int, lang: str) -> Turn:
-    """Clip an oversized turn to about budget tokens, sharing it between question and answer (seed 002)."""
+    """Clip an oversized turn to about budget tokens, sharing it between question and answer.
+
+    See docs/design.md#the-history-sent-after-compaction.
+    """
     question_budget = min(count_tokens(turn.question), max(MIN_CLIPPED_PART_TOKENS, budget // 2))
     answer_budget = max(MIN_CLIPPED_PART_TOKENS, budget - question_budget)
     return Turn(

@@ -1,4 +1,7 @@
-"""Bounded history: the latest KB_DIALOGUE_NUMBER answered turns before the current record (seed 004)."""
+"""Bounded history: the latest KB_DIALOGUE_NUMBER answered turns before the current record.
+
+See docs/design.md#bounded-history.
+"""
 
 from __future__ import annotations
 

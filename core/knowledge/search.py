@@ -5,8 +5,9 @@ Scores (all "higher is better"):
 * ``embedding``: cosine similarity ``1 - cosine distance`` as the store reports it.
 * ``keywords``: raw BM25 turned into [0, 1) by :func:`normalise_bm25` (``s / (s + half)``), so one
   threshold scale works for every mode.
-* ``blend``: never the raw sum of the two (seed 003): cosine and BM25 live on different scales, so the
-  sum is dominated by whichever happens to be larger. Two documented fusions are offered:
+* ``blend``: never the raw sum of the two (docs/design.md#blend-fusion): cosine and BM25 live on
+  different scales, so the sum is dominated by whichever happens to be larger. Two documented fusions
+  are offered:
 
   - :func:`rrf_fuse`, Reciprocal Rank Fusion (Cormack et al. 2009): ``sum_i w_i / (k + rank_i)``,
     rank-only, robust to any score scale. The sum is divided by its maximum ``sum_i w_i / (k + 1)`` so a
@@ -46,7 +47,10 @@ SCORE_DIGITS = 12  # fused scores are rounded so float noise cannot beat the id 
 
 @dataclass(frozen=True, slots=True)
 class SearchTiers:
-    """Query-length tiers (seed 004): short queries get more candidates and a lower threshold."""
+    """Query-length tiers: short queries get more candidates and a lower threshold.
+
+    See docs/design.md#query-length-tiers.
+    """
 
     short_length: int = 4
     topk_short: int = 20

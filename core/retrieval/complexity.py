@@ -1,4 +1,4 @@
-"""Multi-hop complexity features of a rewritten question and their weighted rule score (seed 001).
+"""Multi-hop complexity features of a rewritten question and their weighted rule score.
 
 Five numeric features (the classifier service takes them in this order, see ``as_vector``):
 
@@ -26,6 +26,7 @@ Comparison weighs most because a comparison always needs one lookup per compared
 bridges mark sequenced or nested lookups; entity count and length are weak, supporting signals (a single
 entity adds nothing). The score is only a fast path: the router trusts it at >= 0.75 or <= 0.15.
 Extraction is CPU-bound (jieba): call :func:`extract_features` from a worker thread on the event loop.
+See docs/design.md#rule-features-and-the-rule-score.
 """
 
 from __future__ import annotations

@@ -32,10 +32,10 @@ def _clamp(value: int, low: int, high: int) -> int:
 class LoopLimits:
     """Bounds of the loop (out-of-range values clamp, as the settings do).
 
-    candidates_per_round caps the new paragraphs each follow-up round adds (seed 001: 8). Round 1 keeps
-    the first search whole, searched at least first_round_depth deep (what one plain search shows), so
-    routing a question to the loop never loses what one search finds (anchors.md: multi-hop recall must
-    not fall below one-step); cap_first_round=True applies the cap to round 1 as well.
+    candidates_per_round caps the new paragraphs each follow-up round adds (docs/design.md#admission).
+    Round 1 keeps the first search whole, searched at least first_round_depth deep (what one plain
+    search shows), so routing a question to the loop never loses what one search finds (anchors.md:
+    multi-hop recall must not fall below one-step); cap_first_round=True applies the cap to round 1 as well.
     """
 
     max_rounds: int = 3

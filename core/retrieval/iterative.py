@@ -1,4 +1,4 @@
-"""The routed retriever: one assessed search for single-hop questions, the gap-driven loop (seed 000 §6) for multi-hop.
+"""The routed retriever: one assessed search for single-hop questions, the gap-driven loop for multi-hop.
 
 Every route starts the same way: the (rewritten) question is searched at least ``first_round_depth`` deep
 (the depth a single search shows), the whole result is admitted as round 1, and the engine assesses it. A
@@ -11,7 +11,7 @@ Multi-hop rounds: run the round's queries (normalised duplicates never run twice
 ``candidates_per_round`` new paragraphs of each follow-up round (best first, deduplicated by id; see
 core.retrieval.evidence.LoopLimits) within the evidence budget (tokens and paragraphs), ask the engine to
 assess the evidence, take at most ``queries_per_round`` follow-up queries. After each assessment the checks
-run in the seed's order: sufficient, evidence budget, no new evidence (from round 2), no follow-up query; a
+run in this order: sufficient, evidence budget, no new evidence (from round 2), no follow-up query; a
 round with nothing left to search stops with duplicate_query; running out of rounds is max_rounds. A failed
 or malformed assessment stops with assessment_error and is never read as sufficient; empty evidence is never
 sufficient. Every search emits Retrieving(round, query) and every round Assessed(round, sufficient, missing)
@@ -22,6 +22,8 @@ versions of a dated document move behind the preferred one (core.retrieval.versi
 fitted into the evidence budget with the first search's top ``first_round_depth`` hits kept first: the
 rerank may reorder them but never drops them, so the evidence given to the answer is never less than one
 plain search shows. Only queries and evidence judgements are traced, never model reasoning.
+
+See docs/design.md#the-retrieval-loop (the stop order: docs/design.md#stop-reasons-and-their-order).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Single-hop or multi-hop: the tiered routing decision of seed 001 (rules, classifier, model vote, fallback).
+"""Single-hop or multi-hop: the tiered routing decision (rules, classifier, model vote, fallback).
 
-Tiers, in order (thresholds in :class:`RoutingThresholds`, defaults from the seed):
+Tiers, in order (thresholds in :class:`RoutingThresholds`; see docs/design.md#routing-tiers):
 
 1. ``retrieval_mode`` "single" or "multi" forces the route (source "forced").
 2. Rule score >= 0.75 -> multi; rule score <= 0.15 with at most one entity -> single (source "rule").
@@ -30,7 +30,7 @@ Source = Literal["rule", "classifier", "model", "fallback", "forced"]
 
 @dataclass(frozen=True, slots=True)
 class RoutingThresholds:
-    """The seed's thresholds for each tier."""
+    """The thresholds of each tier (docs/design.md#routing-tiers)."""
 
     rule_multi: float = 0.75
     rule_single: float = 0.15

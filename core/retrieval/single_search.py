@@ -22,7 +22,10 @@ from core.ports import Emit, KnowledgeBase
 
 @dataclass(frozen=True, slots=True)
 class SearchPolicy:
-    """How a question becomes a search request: query-length tiers decide top-k and threshold (seed 004)."""
+    """How a question becomes a search request: query-length tiers decide top-k and threshold.
+
+    See docs/design.md#query-length-tiers.
+    """
 
     tiers: SearchTiers = field(default_factory=SearchTiers)
 

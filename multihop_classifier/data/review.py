@@ -1,4 +1,6 @@
-"""``review``: a human pass over examples before a formal training run (the seed asks for at least 500).
+"""``review``: a human pass over examples before a formal training run (at least 500 of them).
+
+See docs/design.md#the-classifier-service.
 
 Shows each question with its label, kind and rule features and takes one answer: Enter keeps the
 label, ``f`` flips it, ``d`` drops the example, ``q`` stops. Every answer is appended to the output file

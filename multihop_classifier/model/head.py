@@ -18,7 +18,10 @@ import numpy as np
 
 @dataclass(frozen=True, slots=True)
 class HeadConfig:
-    """Training settings of the head (the seed's 5 epochs and early stopping on validation F1)."""
+    """Training settings of the head: 5 epochs and early stopping on validation F1.
+
+    See docs/design.md#the-classifier-service.
+    """
 
     hidden: int = 64
     epochs: int = 5

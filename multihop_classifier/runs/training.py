@@ -43,7 +43,10 @@ SPLITS = ("train", "validation", "test")
 
 @dataclass(frozen=True, slots=True)
 class TrainOptions:
-    """What ``train`` needs besides the data: the seed's defaults (8/1/1, 128 tokens, 5 epochs)."""
+    """What ``train`` needs besides the data; defaults 8/1/1, 128 tokens, 5 epochs.
+
+    See docs/design.md#the-classifier-service.
+    """
 
     seed: int = 13
     head: HeadConfig = field(default_factory=HeadConfig)

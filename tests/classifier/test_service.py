@@ -1,4 +1,7 @@
-"""The seed's service tests through HTTP against the real service: /health, /predict, model missing, too long, batch."""
+"""The service tests through HTTP against the real service: /health, /predict, model missing, too long, batch.
+
+See docs/design.md#the-classifier-service.
+"""
 
 from __future__ import annotations
 

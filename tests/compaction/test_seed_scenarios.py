@@ -1,4 +1,7 @@
-"""The nine behaviours of seed 002 section 12, by behaviour, against in-memory fakes of the ports."""
+"""The compaction behaviours, one test each, against in-memory fakes of the ports.
+
+See docs/design.md#compaction-behaviours-under-test.
+"""
 
 from __future__ import annotations
 

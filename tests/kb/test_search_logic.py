@@ -1,4 +1,7 @@
-"""Pure search logic: request validation, tiers, merging embedding groups, blend fusions, BM25 scaling."""
+"""Pure search logic: request validation, tiers, merging embedding groups, blend fusions, BM25 scaling.
+
+See docs/design.md#search-modes and docs/design.md#query-length-tiers.
+"""
 
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ def ids(hits: list[Hit]) -> list[str]:
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t\u3000"])
 def test_blank_query_is_rejected_in_both_languages(query: str) -> None:
-    """A blank or whitespace-only query raises InvalidInput with the seed's Chinese message."""
+    """A blank or whitespace-only query raises InvalidInput with the documented Chinese message."""
     with pytest.raises(InvalidInput) as caught:
         build_search_request(query, ["laws"])
     assert caught.value.message("zh") == "检索问题不能为空"
@@ -127,7 +130,7 @@ def test_no_datasets_is_a_valid_request() -> None:
     ],
 )
 def test_tiers_switch_at_4_and_12_compact_characters(query: str, expected: tuple[int, float]) -> None:
-    """<= 4 characters (whitespace ignored) is short, 5..12 medium, 13+ long, per seed 004."""
+    """<= 4 characters (whitespace ignored) is short, 5..12 medium, 13+ long, as documented."""
     assert tier_for(query, SearchTiers()) == expected
 
 

@@ -1,4 +1,7 @@
-"""Complexity features and the rule score (seed 001) on Chinese, English and mixed questions."""
+"""Complexity features and the rule score on Chinese, English and mixed questions.
+
+See docs/design.md#rule-features-and-the-rule-score.
+"""
 
 from __future__ import annotations
 

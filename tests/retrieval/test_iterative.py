@@ -1,4 +1,4 @@
-"""The multi-hop loop of seed 000 §6: rounds, dedup, stop reasons, caps and budgets."""
+"""The multi-hop loop (docs/design.md#the-retrieval-loop): rounds, dedup, stop reasons, caps and budgets."""
 
 from __future__ import annotations
 
@@ -221,7 +221,7 @@ async def test_the_paragraph_cap_stops_the_loop() -> None:
 
 
 async def test_sufficient_is_checked_before_the_budget() -> None:
-    """When the budget ran out in a round judged sufficient, the stop reason is sufficient (seed order)."""
+    """When the budget ran out in a round judged sufficient, the stop reason is sufficient (checked first)."""
     retriever, kb, engine, _ = build(max_paragraphs=2)
     kb.script(QUESTION, [hit(f"p{i}") for i in range(4)])
     engine.assessments.append(Assessment(sufficient=True))

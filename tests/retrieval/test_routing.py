@@ -1,4 +1,7 @@
-"""The tiered routing decision of seed 001: thresholds, classifier, model vote, fallback, forced modes."""
+"""The tiered routing decision: thresholds, classifier, model vote, fallback, forced modes.
+
+See docs/design.md#routing-tiers.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Seed 000's compound example: the deadline is answered with its source, the budget gap gets a second round."""
+"""The compound example: the deadline is answered with its source, the budget gap gets a second round.
+
+See docs/design.md#the-retrieval-loop.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from core.models import ConversationKey, Question
 QUESTION = "请分别说明行政复议的一般申请期限,以及某乡 2026 年行政审批服务中心的预算金额"
 
 
-async def test_seed_compound_question_searches_the_gap_and_admits_what_is_missing(kb_home: Path) -> None:
+async def test_the_compound_question_searches_the_gap_and_admits_what_is_missing(kb_home: Path) -> None:
     """Round 2 targets the budget gap; the answer cites the sixty-day article and says the budget is unverified."""
     async with build_services(Settings(), engine=ExtractiveEngine()) as services:
         key = ConversationKey(source="test", channel_id="compound")

@@ -1,4 +1,7 @@
-"""Follow-up questions keep their subject: seed 004's Java example and seed 000's reconsideration example."""
+"""Follow-up questions keep their subject: the Java example and the reconsideration example.
+
+See docs/design.md#follow-up-rewrite.
+"""
 
 from __future__ import annotations
 

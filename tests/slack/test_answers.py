@@ -1,5 +1,8 @@
 """Answering in threads, on both paths (edited in place, and natively streamed): progress, final message,
-splitting, queueing, concurrency, failures."""
+splitting, queueing, concurrency, failures.
+
+Progress lines: docs/design.md#progress-lines-and-the-trace-summary.
+"""
 
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ async def test_a_mention_gets_a_placeholder_then_phase_edits_then_the_final_answ
 
 
 async def test_chinese_questions_get_chinese_phases_and_summary_line(slack: SlackHarness) -> None:
-    """A Chinese question sees Chinese progress texts and the seed's "已压缩 3 轮, 保留近期 1 轮原文" line."""
+    """A Chinese question sees Chinese progress texts and the documented "已压缩 3 轮, 保留近期 1 轮原文" line."""
     slack.pipeline.script(
         "行政复议的期限是多久?",
         answer="六十日内提出 [1]。",

@@ -1,4 +1,7 @@
-"""Pure Block Kit rendering: splitting, packing, the final answer, the trace summary, progress, the modal."""
+"""Pure Block Kit rendering: splitting, packing, the final answer, the trace summary, progress, the modal.
+
+Progress lines and the trace summary: docs/design.md#progress-lines-and-the-trace-summary.
+"""
 
 from __future__ import annotations
 
@@ -72,7 +75,7 @@ def test_pack_messages_respects_block_and_character_limits_and_keeps_the_footer_
     assert messages[-1].blocks[-2:] == footer
 
 
-def test_the_trace_summary_line_uses_the_seed_wording() -> None:
+def test_the_trace_summary_line_uses_the_documented_wording() -> None:
     """Rounds, stop label and (when history is on) compaction statistics form the shared one-line summary."""
     details: dict[str, Any] = {
         "trace": {"rounds": [{}, {}, {}], "stop_reason": "no_new_evidence"},
@@ -122,8 +125,8 @@ def test_the_final_message_is_valid_block_kit_with_sources_summary_and_buttons()
     assert (element["positive_button"]["value"], element["negative_button"]["value"]) == ("up:7", "down:7")
 
 
-def test_progress_texts_follow_the_seed_for_each_phase() -> None:
-    """Each phase event shows the seed's localized status line, always marked in progress."""
+def test_progress_texts_follow_the_design_for_each_phase() -> None:
+    """Each phase event shows its documented localized status line, always marked in progress."""
     view = ProgressView(lang="zh")
     expected: list[tuple[Progress, str]] = [
         (Queued(position=1), progress_text(Queued(position=1), "zh") or "?"),

@@ -1,4 +1,4 @@
-"""`kb search`: the hit test (seed 003) — a readable table of hits, or JSON for scripts."""
+"""`kb search`: the hit test (docs/design.md#the-hit-test) — a readable table of hits, or JSON for scripts."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def register(commands: Any) -> None:
 
 
 def tiers_from(settings: Settings) -> SearchTiers:
-    """The query-length tiers configured in settings (seed 004)."""
+    """The query-length tiers configured in settings (docs/design.md#query-length-tiers)."""
     return SearchTiers(
         short_length=settings.kb_short_query_length,
         topk_short=settings.kb_topk_short,
