@@ -18,19 +18,24 @@ from typing import Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage
 from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.intake import asker, claim_event, claim_message, conversation_key, destination_of
 from adapters.slack.native_reply import NativeReply
 from adapters.slack.outbox import Destination, Outbox, placeholder_ts
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.progress import ProgressView
 from adapters.slack.rate_budget import UpdateBudget
-from adapters.slack.render import answer_messages, final_messages, notice_message, record_lang
+from adapters.slack.rendering.blocks import SlackMessage
+from adapters.slack.rendering.final_messages import (
+    answer_messages,
+    final_messages,
+    notice_message,
+    record_lang,
+)
+from adapters.slack.rendering.progress_line import ProgressView
+from adapters.slack.rendering.texts import failure_text, t
 from adapters.slack.reply import LiveReply
 from adapters.slack.slack_errors import CALL_ERRORS
 from adapters.slack.streaming_support import StreamingSupport
-from adapters.slack.texts import failure_text, t
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import IncomingMessage
 from adapters.slack.users import UserNames

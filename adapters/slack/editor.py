@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage
 from adapters.slack.rate_budget import UpdateBudget
+from adapters.slack.rendering.blocks import SlackMessage
 from adapters.slack.slack_errors import CALL_ERRORS, CallFailure, failure_of
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from adapters.slack.catalogue import Catalogue
 from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.home import RECENT_SHOWN, RecentQuestion, home_view
 from adapters.slack.intake import asker
-from adapters.slack.render import record_lang
+from adapters.slack.rendering.final_messages import record_lang
 from adapters.slack.slack_errors import CALL_ERRORS
 from core.models import Record
 from core.ports import ConversationStore

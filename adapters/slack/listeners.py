@@ -20,9 +20,15 @@ from adapters.slack.home_tab import HomeTab
 from adapters.slack.intake import claim_message, seen_before
 from adapters.slack.markup import to_plain_text
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.render import FEEDBACK, FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE, feedback_value
+from adapters.slack.rendering.final_messages import (
+    FEEDBACK,
+    FEEDBACK_DOWN,
+    FEEDBACK_UP,
+    SHOW_TRACE,
+    feedback_value,
+)
+from adapters.slack.rendering.texts import t
 from adapters.slack.slash import SlashRequest, handle_slash
-from adapters.slack.texts import t
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.trace_view import PAGE_ACTION_PREFIX
 from adapters.slack.triggers import (

@@ -29,22 +29,22 @@ from typing import Any
 from slack_sdk.models.messages.chunk import Chunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
-from adapters.slack.blocks import (
+from adapters.slack.outbox import Destination, Outbox
+from adapters.slack.rate_budget import UpdateBudget
+from adapters.slack.rendering.blocks import (
     MARKDOWN_TEXT_MAX,
     MESSAGE_BLOCK_CHARS_MAX,
     MESSAGE_BLOCKS_MAX,
     SlackMessage,
     block_chars,
 )
-from adapters.slack.outbox import Destination, Outbox
-from adapters.slack.progress import ProgressView
-from adapters.slack.rate_budget import UpdateBudget
-from adapters.slack.render import answer_footer, split_notice
+from adapters.slack.rendering.final_messages import answer_footer, split_notice
+from adapters.slack.rendering.progress_line import ProgressView
+from adapters.slack.rendering.safe_markdown import StreamingMarkdown
+from adapters.slack.rendering.task_timeline import TaskTimeline
 from adapters.slack.reply import LiveReply
-from adapters.slack.safe_markdown import StreamingMarkdown
 from adapters.slack.slack_errors import CALL_ERRORS, CallFailure, failure_of
 from adapters.slack.streaming_support import StreamingSupport
-from adapters.slack.task_timeline import TaskTimeline
 from core.events import AnswerDelta, ContextLoading, Progress, Queued
 from core.models import Delivery, DeliveryState, Record, RecordStatus
 

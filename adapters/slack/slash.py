@@ -13,10 +13,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.access import can_user_see
 from adapters.slack.actions import ThreadActions, plain
-from adapters.slack.blocks import SlackMessage, section
 from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.permalinks import parse_permalink
-from adapters.slack.texts import t
+from adapters.slack.rendering.blocks import SlackMessage, section
+from adapters.slack.rendering.texts import t
 from core.models import ConversationKey
 from core.text import detect_language
 
