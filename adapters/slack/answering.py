@@ -19,11 +19,12 @@ from typing import Any, Protocol
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.delivery.outbox import Destination, Outbox, placeholder_ts
+from adapters.slack.delivery.slack_errors import CALL_ERRORS
+from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.intake import asker, claim_event, claim_message, conversation_key, destination_of
 from adapters.slack.native_reply import NativeReply
-from adapters.slack.outbox import Destination, Outbox, placeholder_ts
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.rate_budget import UpdateBudget
 from adapters.slack.rendering.blocks import SlackMessage
 from adapters.slack.rendering.final_messages import (
     answer_messages,
@@ -34,7 +35,6 @@ from adapters.slack.rendering.final_messages import (
 from adapters.slack.rendering.progress_line import ProgressView
 from adapters.slack.rendering.texts import failure_text, t
 from adapters.slack.reply import LiveReply
-from adapters.slack.slack_errors import CALL_ERRORS
 from adapters.slack.streaming_support import StreamingSupport
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import IncomingMessage

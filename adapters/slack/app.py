@@ -22,11 +22,11 @@ from adapters.slack.answering import Answerer
 from adapters.slack.assistant_pane import AssistantPane
 from adapters.slack.catalogue import Catalogue, KnowledgeCatalogue
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.delivery.outbox import Outbox, OutboxOptions
+from adapters.slack.delivery.update_budget import DEFAULT_LIMIT, UpdateBudget
 from adapters.slack.home_tab import HomeTab
 from adapters.slack.listeners import register_listeners
-from adapters.slack.outbox import Outbox, OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.rate_budget import DEFAULT_LIMIT, UpdateBudget
 from adapters.slack.streaming_support import StreamingMode, StreamingSupport
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import BotIdentity

@@ -18,10 +18,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.catalogue import Catalogue
 from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.delivery.slack_errors import CALL_ERRORS
 from adapters.slack.prompts import suggested_prompts
 from adapters.slack.rendering.blocks import clip
 from adapters.slack.rendering.texts import t
-from adapters.slack.slack_errors import CALL_ERRORS
 from core.text import detect_language
 
 log = logging.getLogger(__name__)

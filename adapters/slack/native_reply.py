@@ -1,7 +1,7 @@
 """One answer streamed with Slack's native chat streaming: the phases as a task timeline, the answer text as
 Markdown, and the final message's sources, notice, trace summary and buttons as the stream's closing blocks.
 
-It keeps the delivery rules of the edit-in-place path (adapters.slack.reply, adapters.slack.outbox): the
+It keeps the delivery rules of the edit-in-place path (adapters.slack.reply, adapters.slack.delivery.outbox): the
 record exists before anything is sent; the stream starts in its channel's posting turn; the stream
 message is the record's visible reply (delivery `placeholder` with its reply_ref) until chat.stopStream
 carries the final content (`delivered`). Whenever the stream cannot carry the final content — it expired
@@ -29,8 +29,9 @@ from typing import Any
 from slack_sdk.models.messages.chunk import Chunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
-from adapters.slack.outbox import Destination, Outbox
-from adapters.slack.rate_budget import UpdateBudget
+from adapters.slack.delivery.outbox import Destination, Outbox
+from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure, failure_of
+from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.rendering.blocks import (
     MARKDOWN_TEXT_MAX,
     MESSAGE_BLOCK_CHARS_MAX,
@@ -43,7 +44,6 @@ from adapters.slack.rendering.progress_line import ProgressView
 from adapters.slack.rendering.safe_markdown import StreamingMarkdown
 from adapters.slack.rendering.task_timeline import TaskTimeline
 from adapters.slack.reply import LiveReply
-from adapters.slack.slack_errors import CALL_ERRORS, CallFailure, failure_of
 from adapters.slack.streaming_support import StreamingSupport
 from core.events import AnswerDelta, ContextLoading, Progress, Queued
 from core.models import Delivery, DeliveryState, Record, RecordStatus

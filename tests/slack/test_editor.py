@@ -11,8 +11,8 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import build_web_client
+from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.editor import MessageEditor
-from adapters.slack.rate_budget import UpdateBudget
 from adapters.slack.rendering.blocks import SlackMessage, section
 from tests.slack.mock_slack_api import MockSlackApi
 
