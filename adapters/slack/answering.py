@@ -23,7 +23,6 @@ from adapters.slack.delivery.outbox import Destination, Outbox, placeholder_ts
 from adapters.slack.delivery.slack_errors import CALL_ERRORS
 from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.intake import asker, claim_event, claim_message, conversation_key, destination_of
-from adapters.slack.native_reply import NativeReply
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.rendering.blocks import SlackMessage
 from adapters.slack.rendering.final_messages import (
@@ -34,8 +33,9 @@ from adapters.slack.rendering.final_messages import (
 )
 from adapters.slack.rendering.progress_line import ProgressView
 from adapters.slack.rendering.texts import failure_text, t
-from adapters.slack.reply import LiveReply
-from adapters.slack.streaming_support import StreamingSupport
+from adapters.slack.reply.edited_reply import LiveReply
+from adapters.slack.reply.streamed_reply import NativeReply
+from adapters.slack.reply.streaming_support import StreamingSupport
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import IncomingMessage
 from adapters.slack.users import UserNames

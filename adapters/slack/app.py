@@ -27,7 +27,7 @@ from adapters.slack.delivery.update_budget import DEFAULT_LIMIT, UpdateBudget
 from adapters.slack.home_tab import HomeTab
 from adapters.slack.listeners import register_listeners
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.streaming_support import StreamingMode, StreamingSupport
+from adapters.slack.reply.streaming_support import StreamingMode, StreamingSupport
 from adapters.slack.threads import EngagedThreads
 from adapters.slack.triggers import BotIdentity
 from core.budget import count_tokens
