@@ -11,12 +11,12 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.slack_errors import error_code
+from adapters.slack.inbound.threads import conversation_id, latest_answer, thread_records
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.rendering.blocks import SlackMessage, actions, button, context, section
 from adapters.slack.rendering.final_messages import SHOW_TRACE, record_lang
 from adapters.slack.rendering.mrkdwn import escape
 from adapters.slack.rendering.texts import t
-from adapters.slack.threads import conversation_id, latest_answer, thread_records
 from adapters.slack.trace_view import trace_modal
 from core.answering.trace_summary import trace_summary
 from core.errors import KbError

@@ -21,15 +21,15 @@ from adapters.slack.actions import ThreadActions
 from adapters.slack.answering import Answerer
 from adapters.slack.assistant_pane import AssistantPane
 from adapters.slack.catalogue import Catalogue, KnowledgeCatalogue
-from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.delivery.outbox import Outbox, OutboxOptions
 from adapters.slack.delivery.update_budget import DEFAULT_LIMIT, UpdateBudget
 from adapters.slack.home_tab import HomeTab
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.inbound.threads import EngagedThreads
+from adapters.slack.inbound.triggers import BotIdentity
 from adapters.slack.listeners import register_listeners
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.reply.streaming_support import StreamingMode, StreamingSupport
-from adapters.slack.threads import EngagedThreads
-from adapters.slack.triggers import BotIdentity
 from core.budget import count_tokens
 from core.conversation.orphans import DEFAULT_GRACE, OrphanSweeper
 from core.models import RecordStatus

@@ -17,8 +17,8 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.catalogue import Catalogue
-from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.delivery.slack_errors import CALL_ERRORS
+from adapters.slack.inbound.channel_config import ChannelConfig
 from adapters.slack.prompts import suggested_prompts
 from adapters.slack.rendering.blocks import clip
 from adapters.slack.rendering.texts import t

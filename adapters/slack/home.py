@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from slack_sdk.models.views import View
 
 from adapters.slack.catalogue import DatasetSummary
-from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.inbound.channel_config import ChannelConfig
 from adapters.slack.rendering.blocks import (
     MODAL_BLOCKS_MAX,
     SECTION_TEXT_MAX,

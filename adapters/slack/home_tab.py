@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.catalogue import Catalogue
-from adapters.slack.channel_config import ChannelConfig
 from adapters.slack.delivery.slack_errors import CALL_ERRORS
 from adapters.slack.home import RECENT_SHOWN, RecentQuestion, home_view
-from adapters.slack.intake import asker
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.inbound.intake import asker
 from adapters.slack.rendering.final_messages import record_lang
 from core.models import Record
 from core.ports import ConversationStore

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from adapters.slack.catalogue import DatasetSummary
-from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.inbound.channel_config import ChannelConfig
 from adapters.slack.rendering.blocks import clip
 from adapters.slack.rendering.texts import t
 from core.text import detect_language
