@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.actions import ThreadActions, plain
 from adapters.slack.inbound.access import can_user_see
 from adapters.slack.inbound.channel_config import ChannelConfig
-from adapters.slack.permalinks import parse_permalink
 from adapters.slack.rendering.blocks import SlackMessage, section
 from adapters.slack.rendering.texts import t
+from adapters.slack.surfaces.permalinks import parse_permalink
+from adapters.slack.surfaces.thread_actions import ThreadActions, plain
 from core.models import ConversationKey
 from core.text import detect_language
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from slack_sdk.models.views import View
 
-from adapters.slack.catalogue import DatasetSummary
 from adapters.slack.inbound.channel_config import ChannelConfig
 from adapters.slack.rendering.blocks import (
     MODAL_BLOCKS_MAX,
@@ -25,6 +24,7 @@ from adapters.slack.rendering.blocks import (
     section,
 )
 from adapters.slack.rendering.mrkdwn import escape, link
+from adapters.slack.surfaces.catalogue import DatasetSummary
 from core.models import Record, RecordStatus
 
 HOME_CALLBACK = "kb_home"

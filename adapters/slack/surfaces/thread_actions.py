@@ -17,7 +17,7 @@ from adapters.slack.rendering.blocks import SlackMessage, actions, button, conte
 from adapters.slack.rendering.final_messages import SHOW_TRACE, record_lang
 from adapters.slack.rendering.mrkdwn import escape
 from adapters.slack.rendering.texts import t
-from adapters.slack.trace_view import trace_modal
+from adapters.slack.surfaces.trace_modal import trace_modal
 from core.answering.trace_summary import trace_summary
 from core.errors import KbError
 from core.models import CompactionReport, ConversationKey, Record, RecordStatus
