@@ -10,7 +10,7 @@ from pathlib import Path
 import chromadb
 import pytest
 
-from adapters.knowledge.chroma_catalog import collection_name
+from adapters.knowledge.chroma.catalog import collection_name
 from adapters.knowledge.document_readers import (
     ReadDocument,
     ReadLimits,
