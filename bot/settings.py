@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.streaming_support import STREAMING_MODES
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.reply.streaming_support import STREAMING_MODES
 from core.budget import float_setting, setting
 from core.models import RETRIEVAL_MODES, SEARCH_MODES
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from adapters.extractive import ExtractiveEngine
-from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
+from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from adapters.models.openai_chat import OpenAIChatModel
-from adapters.slack.catalogue import KnowledgeCatalogue
+from adapters.slack.surfaces.catalogue import KnowledgeCatalogue
 from adapters.store.backends import SqlConversationStore
 from core.conversation.locks import LocalConversationLock
 from core.ports import (

@@ -1,4 +1,4 @@
-"""Architecture rules: core imports no outer layer or I/O library, adapters never import bot, no import cycles.
+"""Architecture rules: core imports no outer layer or I/O library, adapters never import bot, no cycles, small folders.
 
 Also: comments point inside the repository, and every docs/design.md anchor they use exists.
 """
@@ -38,6 +38,8 @@ CORE_PARTS: dict[str, set[str]] = {
     "retrieval": {"knowledge"},
     "answering": set(),
 }
+
+MAX_MODULES_PER_FOLDER = 12
 
 
 def _imported_roots(path: Path) -> set[str]:
@@ -121,6 +123,43 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+def sub_package_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Loops among the sub-packages of any one package, each taken whole (the package's own top modules aside)."""
+    packages = {name for name in graph if any(other.startswith(f"{name}.") for other in graph)}
+    cycles: list[list[str]] = []
+    for parent in sorted(packages):
+        children = {name for name in packages if name.rpartition(".")[0] == parent}
+
+        def child_of(module: str, children: set[str] = children) -> str | None:
+            return next((c for c in children if module == c or module.startswith(f"{c}.")), None)
+
+        collapsed: dict[str, set[str]] = {}
+        for source, targets in graph.items():
+            source_child = child_of(source)
+            if source_child is None:
+                continue
+            for target in targets:
+                target_child = child_of(target)
+                if target_child is not None and target_child != source_child:
+                    collapsed.setdefault(source_child, set()).add(target_child)
+        cycles.extend(import_cycles(collapsed))
+    return cycles
+
+
+def oversized_folders(
+    root: Path, packages: tuple[str, ...] = PACKAGES, limit: int = MAX_MODULES_PER_FOLDER
+) -> dict[str, int]:
+    """Each folder under packages with more than limit modules (.py files besides __init__.py), and its count."""
+    counts: dict[str, int] = {}
+    for package in packages:
+        folders = [root / package, *sorted(path for path in (root / package).rglob("*") if path.is_dir())]
+        for folder in folders:
+            modules = [path for path in folder.glob("*.py") if path.name != "__init__.py"]
+            if len(modules) > limit:
+                counts[folder.relative_to(root).as_posix()] = len(modules)
+    return counts
+
+
 def test_core_imports_no_outer_layer_or_io_library() -> None:
     """No module under core/ imports bot, adapters, Slack, Chroma, OpenAI, aiohttp or a database driver."""
     offenders = {
@@ -143,6 +182,16 @@ def test_no_adapter_imports_the_composition_root() -> None:
 def test_no_import_cycles() -> None:
     """No group of project modules imports each other, directly or round a loop, even lazily."""
     assert import_cycles(import_graph(ROOT)) == []
+
+
+def test_no_sub_packages_import_each_other_in_a_loop() -> None:
+    """Sibling sub-packages (adapters/slack's inbound, reply, delivery, ...) import each other one way only."""
+    assert sub_package_cycles(import_graph(ROOT)) == []
+
+
+def test_no_folder_holds_more_than_twelve_modules() -> None:
+    """Every folder under core/, adapters/, bot/ and multihop_classifier/ holds at most twelve modules."""
+    assert oversized_folders(ROOT) == {}
 
 
 def test_the_classifier_service_stands_apart_from_the_bot() -> None:
@@ -301,3 +350,28 @@ def test_every_design_reference_names_a_heading_of_the_design_page() -> None:
         references.setdefault(anchor, []).append("docs/design.md")
     assert len(references) >= 10, "the code should point at the design page's sections"
     assert {anchor: paths for anchor, paths in references.items() if anchor not in anchors} == {}
+
+
+def test_the_folder_rule_flags_a_thirteen_module_folder(tmp_path: Path) -> None:
+    """A folder with thirteen modules is flagged, one with twelve beside its __init__.py is not, nested ones too."""
+    for folder, count in (("big", 13), ("fine", 12), ("fine/deep", 13)):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("", encoding="utf-8")
+        for number in range(count):
+            (tmp_path / folder / f"module_{number}.py").write_text("", encoding="utf-8")
+    assert oversized_folders(tmp_path, ("big", "fine")) == {"big": 13, "fine/deep": 13}
+
+
+def test_the_sub_package_rule_flags_a_loop_the_module_rule_misses(tmp_path: Path) -> None:
+    """Two sub-packages importing each other through different modules form a loop, though no module cycle does."""
+    for folder in ("pkg", "pkg/a", "pkg/b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg/a/x.py").write_text("from pkg.b.y import thing\n", encoding="utf-8")
+    (tmp_path / "pkg/a/w.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg/b/y.py").write_text("thing = 1\n", encoding="utf-8")
+    (tmp_path / "pkg/b/z.py").write_text("import pkg.a.w\n", encoding="utf-8")
+    (tmp_path / "pkg/top.py").write_text("import pkg.a.x\nimport pkg.b.z\n", encoding="utf-8")
+    graph = import_graph(tmp_path, ("pkg",))
+    assert import_cycles(graph) == []
+    assert sub_package_cycles(graph) == [["pkg.a", "pkg.b"]]

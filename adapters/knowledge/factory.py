@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
-from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
+from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from core.errors import KnowledgeBaseError, ModelUnavailable
 from core.ports import Embedder
 

@@ -1,1 +1,1 @@
-"""The Slack face of the bot: Bolt wiring, pure Block Kit rendering, and a throttled message editor."""
+"""The Slack face of the bot: app, web, listeners and answering on top of five sub-packages."""

@@ -2,7 +2,7 @@
 
 Nothing is posted before the question's record exists (idempotent on the message's event key), so a
 failed post never loses a question: the record knows what it still has to show, and the outbox or the
-re-deliverer shows it. Duplicates are recognised before (adapters.slack.intake); a repeat of an
+re-deliverer shows it. Duplicates are recognised before (adapters.slack.inbound.intake); a repeat of an
 interrupted question gets its corrected message.
 """
 
@@ -18,22 +18,27 @@ from typing import Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.intake import asker, claim_event, claim_message, conversation_key, destination_of
-from adapters.slack.native_reply import NativeReply
-from adapters.slack.outbox import Destination, Outbox, placeholder_ts
+from adapters.slack.delivery.outbox import Destination, Outbox, placeholder_ts
+from adapters.slack.delivery.slack_errors import CALL_ERRORS
+from adapters.slack.delivery.update_budget import UpdateBudget
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.inbound.intake import asker, claim_event, claim_message, conversation_key, destination_of
+from adapters.slack.inbound.threads import EngagedThreads
+from adapters.slack.inbound.triggers import IncomingMessage
+from adapters.slack.inbound.user_names import UserNames
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.progress import ProgressView
-from adapters.slack.rate_budget import UpdateBudget
-from adapters.slack.render import answer_messages, final_messages, notice_message, record_lang
-from adapters.slack.reply import LiveReply
-from adapters.slack.slack_errors import CALL_ERRORS
-from adapters.slack.streaming_support import StreamingSupport
-from adapters.slack.texts import failure_text, t
-from adapters.slack.threads import EngagedThreads
-from adapters.slack.triggers import IncomingMessage
-from adapters.slack.users import UserNames
+from adapters.slack.rendering.blocks import SlackMessage
+from adapters.slack.rendering.final_messages import (
+    answer_messages,
+    final_messages,
+    notice_message,
+    record_lang,
+)
+from adapters.slack.rendering.progress_line import ProgressView
+from adapters.slack.rendering.texts import failure_text, t
+from adapters.slack.reply.edited_reply import LiveReply
+from adapters.slack.reply.streamed_reply import NativeReply
+from adapters.slack.reply.streaming_support import StreamingSupport
 from core.errors import InvalidInput
 from core.events import Done, Failed, Progress
 from core.models import (

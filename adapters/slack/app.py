@@ -17,19 +17,19 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.actions import ThreadActions
 from adapters.slack.answering import Answerer
-from adapters.slack.assistant_pane import AssistantPane
-from adapters.slack.catalogue import Catalogue, KnowledgeCatalogue
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.home_tab import HomeTab
+from adapters.slack.delivery.outbox import Outbox, OutboxOptions
+from adapters.slack.delivery.update_budget import DEFAULT_LIMIT, UpdateBudget
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.inbound.threads import EngagedThreads
+from adapters.slack.inbound.triggers import BotIdentity
 from adapters.slack.listeners import register_listeners
-from adapters.slack.outbox import Outbox, OutboxOptions
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.rate_budget import DEFAULT_LIMIT, UpdateBudget
-from adapters.slack.streaming_support import StreamingMode, StreamingSupport
-from adapters.slack.threads import EngagedThreads
-from adapters.slack.triggers import BotIdentity
+from adapters.slack.reply.streaming_support import StreamingMode, StreamingSupport
+from adapters.slack.surfaces.assistant_pane import AssistantPane
+from adapters.slack.surfaces.catalogue import Catalogue, KnowledgeCatalogue
+from adapters.slack.surfaces.home_publisher import HomeTab
+from adapters.slack.surfaces.thread_actions import ThreadActions
 from core.budget import count_tokens
 from core.conversation.orphans import DEFAULT_GRACE, OrphanSweeper
 from core.models import RecordStatus

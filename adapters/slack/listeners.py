@@ -12,26 +12,32 @@ from slack_bolt.async_app import AsyncApp, AsyncAssistant
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.actions import ThreadActions, plain
 from adapters.slack.answering import Answerer
-from adapters.slack.assistant_pane import AssistantPane, SetPrompts
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.home_tab import HomeTab
-from adapters.slack.intake import claim_message, seen_before
-from adapters.slack.markup import to_plain_text
-from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.render import FEEDBACK, FEEDBACK_DOWN, FEEDBACK_UP, SHOW_TRACE, feedback_value
-from adapters.slack.slash import SlashRequest, handle_slash
-from adapters.slack.texts import t
-from adapters.slack.threads import EngagedThreads
-from adapters.slack.trace_view import PAGE_ACTION_PREFIX
-from adapters.slack.triggers import (
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.inbound.intake import claim_message, seen_before
+from adapters.slack.inbound.plain_text import to_plain_text
+from adapters.slack.inbound.threads import EngagedThreads
+from adapters.slack.inbound.triggers import (
     BotIdentity,
     IncomingMessage,
     parse_message_event,
     should_answer,
     thread_command,
 )
+from adapters.slack.pipeline_port import AnswerPipeline
+from adapters.slack.rendering.final_messages import (
+    FEEDBACK,
+    FEEDBACK_DOWN,
+    FEEDBACK_UP,
+    SHOW_TRACE,
+    feedback_value,
+)
+from adapters.slack.rendering.texts import t
+from adapters.slack.surfaces.assistant_pane import AssistantPane, SetPrompts
+from adapters.slack.surfaces.home_publisher import HomeTab
+from adapters.slack.surfaces.slash_command import SlashRequest, handle_slash
+from adapters.slack.surfaces.thread_actions import ThreadActions, plain
+from adapters.slack.surfaces.trace_modal import PAGE_ACTION_PREFIX
 from core.models import ConversationKey
 from core.text import detect_language
 

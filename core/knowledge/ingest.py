@@ -48,7 +48,7 @@ from core.ports import DocumentIndex
 
 # Changed files are written together until about BATCH_CHUNKS chunks or BATCH_DOCUMENTS files: one
 # catalog flip per batch (~20 ms in Chroma), so 1024 rather than 512 (measured: 10k chunks ~1075/s
-# vs ~1030/s). The index still bounds each Chroma call (adapters.knowledge.chroma_dataset.WRITE_BATCH).
+# vs ~1030/s). The index still bounds each Chroma call (adapters.knowledge.chroma.dataset.WRITE_BATCH).
 BATCH_CHUNKS = 1024
 BATCH_DOCUMENTS = 64
 # Groups prepared ahead: deep enough that a worker always has a group to prepare while the writer

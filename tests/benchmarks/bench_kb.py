@@ -54,9 +54,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from adapters.embedders.local import encode  # noqa: E402
-from adapters.knowledge.chroma_catalog import collection_name  # noqa: E402
-from adapters.knowledge.chroma_dataset import HNSW_CONFIGURATION, WRITE_BATCH  # noqa: E402
-from adapters.knowledge.chroma_kb import ChromaKnowledgeBase  # noqa: E402
+from adapters.knowledge.chroma.catalog import collection_name  # noqa: E402
+from adapters.knowledge.chroma.dataset import HNSW_CONFIGURATION, WRITE_BATCH  # noqa: E402
+from adapters.knowledge.chroma.kb import ChromaKnowledgeBase  # noqa: E402
 from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document  # noqa: E402
 from core.budget import count_tokens  # noqa: E402
 from core.knowledge.chunking import chunk_markdown, embedding_text  # noqa: E402

@@ -93,7 +93,7 @@ async def open_kb(store: Path, pool: dict[str, Paragraph]) -> Any:
     import chromadb
 
     from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
-    from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
+    from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 
     embedder = LocalEmbedder()
     await asyncio.to_thread(store.mkdir, parents=True, exist_ok=True)

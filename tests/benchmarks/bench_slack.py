@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from adapters.models.openai_chat import OpenAIChatModel  # noqa: E402
 from adapters.slack.app import SlackOptions  # noqa: E402
-from adapters.slack.channel_config import ChannelConfig  # noqa: E402
+from adapters.slack.inbound.channel_config import ChannelConfig  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from core.answering.llm_engine import LlmEngine  # noqa: E402
 from core.conversation.history import BoundedHistoryLoader  # noqa: E402

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import chromadb
 
-from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
+from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from core.models import Chunk, DocumentInfo
 from core.ports import Embedder
 from core.text import tokenize

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.knowledge.chroma_kb import ChromaKnowledgeBase
+from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from adapters.knowledge.factory import make_chroma_client
 from core.models import SearchRequest
 from tests.kb.kb_support import CountingEmbedder, chunks, doc

@@ -10,8 +10,8 @@ from pathlib import Path
 import chromadb
 import numpy as np
 
-from adapters.knowledge.chroma_catalog import collection_name
-from adapters.knowledge.chroma_workers import WorkerPool
+from adapters.knowledge.chroma.catalog import collection_name
+from adapters.knowledge.chroma.workers import WorkerPool
 from adapters.knowledge.document_readers import ReadDocument, UnreadableDocument, read_document
 from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import IngestSummary

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from adapters.embedders.local import LocalEmbedder
-from adapters.knowledge.chroma_catalog import collection_name
+from adapters.knowledge.chroma.catalog import collection_name
 from core.errors import InvalidInput, NotFound
 from core.models import SearchRequest
 from tests.kb.kb_support import CountingEmbedder, KeywordBasisEmbedder, Ticker, chunks, doc, make_kb
@@ -384,7 +384,7 @@ async def test_warm_up_rebuilds_a_lost_keyword_index_and_saves_it(
     folder = tmp_path / "keywords" / collection_name("ds")
     shutil.rmtree(folder)
 
-    caplog.set_level(logging.INFO, logger="adapters.knowledge.chroma_store")
+    caplog.set_level(logging.INFO, logger="adapters.knowledge.chroma.store")
     repaired = make_kb(tmp_path, embedder)
     assert await repaired.warm_up() == ["ds"]
     assert "tokenising 600 chunks read back from Chroma" in caplog.text

@@ -12,7 +12,7 @@ from typing import Any
 import chromadb
 import pytest
 
-from adapters.knowledge.chroma_catalog import collection_name
+from adapters.knowledge.chroma.catalog import collection_name
 from bot.cli import main
 
 HANDBOOK = """# 员工手册

@@ -10,7 +10,7 @@ from pathlib import Path
 import chromadb
 import pytest
 
-from adapters.knowledge.chroma_catalog import collection_name
+from adapters.knowledge.chroma.catalog import collection_name
 from adapters.knowledge.document_readers import (
     ReadDocument,
     ReadLimits,
@@ -18,7 +18,7 @@ from adapters.knowledge.document_readers import (
     iter_document_paths,
     read_document,
 )
-from adapters.slack.render import source_lines
+from adapters.slack.rendering.final_messages import source_lines
 from bot.cli import main
 from core.answering.answer import citations, evidence_block, render_sources
 from core.knowledge.ingest import ingest

@@ -17,8 +17,8 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.outbox import OutboxOptions
+from adapters.slack.delivery.outbox import OutboxOptions
+from adapters.slack.inbound.channel_config import ChannelConfig
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings

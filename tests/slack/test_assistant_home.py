@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.channel_config import ChannelConfig, SuggestedPrompt
+from adapters.slack.inbound.channel_config import ChannelConfig, SuggestedPrompt
 from bot.settings import Settings
 from tests.slack.block_kit_limits import check_home_view
 from tests.slack.harness import NATIVE, FakeCatalogue, SlackHarness, default_settings, document

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from adapters.slack.catalogue import Catalogue
-from adapters.slack.channel_config import ChannelConfig, SuggestedPrompt
-from adapters.slack.prompts import suggested_prompts
+from adapters.slack.inbound.channel_config import ChannelConfig, SuggestedPrompt
+from adapters.slack.surfaces.catalogue import Catalogue
+from adapters.slack.surfaces.suggested_prompts import suggested_prompts
 from core.errors import KbError
 from tests.slack.harness import FakeCatalogue
 

@@ -11,9 +11,9 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import build_web_client
-from adapters.slack.blocks import SlackMessage, section
-from adapters.slack.editor import MessageEditor
-from adapters.slack.rate_budget import UpdateBudget
+from adapters.slack.delivery.update_budget import UpdateBudget
+from adapters.slack.rendering.blocks import SlackMessage, section
+from adapters.slack.reply.message_editor import MessageEditor
 from tests.slack.mock_slack_api import MockSlackApi
 
 

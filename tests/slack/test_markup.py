@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.slack.markup import mentioned_user_ids, to_plain_text
-from adapters.slack.permalinks import parse_permalink
+from adapters.slack.inbound.plain_text import mentioned_user_ids, to_plain_text
+from adapters.slack.surfaces.permalinks import parse_permalink
 
 
 @pytest.mark.parametrize(

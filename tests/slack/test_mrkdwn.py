@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.slack.mrkdwn import to_mrkdwn
+from adapters.slack.rendering.mrkdwn import to_mrkdwn
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from adapters.slack.pacing import ChannelPacer
+from adapters.slack.delivery.channel_pacer import ChannelPacer
 
 
 async def _post(pacer: ChannelPacer, channel: str, name: str, log: list[tuple[str, float]]) -> None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from adapters.slack.blocks import MESSAGE_BLOCK_CHARS_MAX, pack_messages, section, split_text
-from adapters.slack.progress import ProgressView, placeholder_message
-from adapters.slack.render import answer_messages, split_notice
-from adapters.slack.trace_view import trace_blocks, trace_modal
+from adapters.slack.rendering.blocks import MESSAGE_BLOCK_CHARS_MAX, pack_messages, section, split_text
+from adapters.slack.rendering.final_messages import answer_messages, split_notice
+from adapters.slack.rendering.progress_line import ProgressView, placeholder_message
+from adapters.slack.surfaces.trace_modal import trace_blocks, trace_modal
 from core.answering.progress_text import progress_text
 from core.answering.trace_summary import trace_summary
 from core.events import (

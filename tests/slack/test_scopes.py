@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.inbound.channel_config import ChannelConfig
 from bot.settings import Settings
 from tests.slack.harness import SlackHarness
 

@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 
 from adapters.slack.app import SlackOptions
-from adapters.slack.channel_config import ChannelConfig
+from adapters.slack.inbound.channel_config import ChannelConfig
 from bot.cli.operations.serve import register, run_server, serve, warm_up_knowledge
 from bot.settings import Settings
 from core.errors import KnowledgeBaseError

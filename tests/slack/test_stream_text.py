@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from adapters.slack.safe_markdown import ZERO_WIDTH_SPACE, StreamingMarkdown, safe_markdown
-from adapters.slack.task_timeline import TaskTimeline
+from adapters.slack.rendering.safe_markdown import ZERO_WIDTH_SPACE, StreamingMarkdown, safe_markdown
+from adapters.slack.rendering.task_timeline import TaskTimeline
 from core.events import Assessed, Compacting, ContextLoading, Generating, Queued, Retrieving
 
 TEXT = (

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from adapters.slack.safe_markdown import ZERO_WIDTH_SPACE
+from adapters.slack.rendering.safe_markdown import ZERO_WIDTH_SPACE
 from core.events import AnswerDelta, ContextLoading, Done, Generating, Progress
 from core.models import DeliveryState, Question, Record, RecordStatus
 from tests.slack.harness import FAST_DELIVERY, NATIVE, SlackHarness

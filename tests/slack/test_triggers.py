@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from adapters.slack.triggers import parse_message_event, should_answer, thread_command
+from adapters.slack.inbound.triggers import parse_message_event, should_answer, thread_command
 
 
 def _event(**fields: Any) -> dict[str, Any]:

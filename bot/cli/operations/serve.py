@@ -16,9 +16,9 @@ from aiohttp import web
 from slack_sdk.errors import SlackApiError
 
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
-from adapters.slack.catalogue import KnowledgeCatalogue
+from adapters.slack.delivery.slack_errors import error_code
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.slack_errors import error_code
+from adapters.slack.surfaces.catalogue import KnowledgeCatalogue
 from adapters.slack.web import EVENTS_PATH, build_web_app
 from bot.settings import Settings
 from core.errors import KbError

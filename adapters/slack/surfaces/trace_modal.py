@@ -8,7 +8,7 @@ from typing import Any
 
 from slack_sdk.models.views import View
 
-from adapters.slack.blocks import (
+from adapters.slack.rendering.blocks import (
     MESSAGE_BLOCK_CHARS_MAX,
     MODAL_BLOCKS_MAX,
     VIEW_TITLE_MAX,
@@ -23,9 +23,9 @@ from adapters.slack.blocks import (
     section,
     split_text,
 )
-from adapters.slack.mrkdwn import escape
-from adapters.slack.render import record_lang
-from adapters.slack.texts import t
+from adapters.slack.rendering.final_messages import record_lang
+from adapters.slack.rendering.mrkdwn import escape
+from adapters.slack.rendering.texts import t
 from core.answering.trace_summary import trace_summary
 from core.models import Record
 

@@ -2,9 +2,9 @@
 
 Every Chroma, jieba and bm25s call goes through ``ChromaStore._run`` (asyncio.to_thread), which maps
 vendor failures to core.errors.KnowledgeBaseError. Embedded Chroma holds the GIL for a whole upsert,
-so writes are split into ``write_batch`` records per call (see adapters.knowledge.chroma_dataset.WRITE_BATCH),
+so writes are split into ``write_batch`` records per call (see adapters.knowledge.chroma.dataset.WRITE_BATCH),
 and CPU-bound Python work that should run beside the writes (jieba; ingestion's reading and chunking,
-core.knowledge.ingest_plan.WorkerDocumentIndex) goes to worker processes (adapters.knowledge.chroma_workers).
+core.knowledge.ingest_plan.WorkerDocumentIndex) goes to worker processes (adapters.knowledge.chroma.workers).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from adapters.knowledge import chroma_dataset as cd
-from adapters.knowledge import chroma_keywords as ck
-from adapters.knowledge.chroma_catalog import collection_name
-from adapters.knowledge.chroma_workers import WORKER_PROCESSES, WorkerPool
+from adapters.knowledge.chroma import dataset as cd
+from adapters.knowledge.chroma import keywords as ck
+from adapters.knowledge.chroma.catalog import collection_name
+from adapters.knowledge.chroma.workers import WORKER_PROCESSES, WorkerPool
 from adapters.knowledge.keyword_index import chunk_keywords, tokenise_texts
 from core.errors import InvalidInput, KbError, KnowledgeBaseError
 from core.knowledge.ingest_plan import ChunkKeywords
@@ -58,7 +58,7 @@ class ChromaStore:
         keyword_home holds one keyword-index folder per dataset (None: in memory only). catalog_ttl:
         re-read catalogs older than this many seconds before a search (server mode, where other
         processes write); None trusts the in-process cache, refreshed on every write. write_batch:
-        records per upsert call (embedded Chroma holds the GIL for a whole call, see chroma_dataset).
+        records per upsert call (embedded Chroma holds the GIL for a whole call, see chroma.dataset).
         use_worker_process: run run_in_worker calls, and tokenising of batches of PROCESS_TOKENISE_MIN+
         chunks, in worker processes (False: in threads).
         """
@@ -149,7 +149,7 @@ class ChromaStore:
         return chunk_keywords
 
     async def run_in_worker(self, function: Callable[..., T], /, *args: Any) -> T:
-        """function(*args) in a worker process (WorkerDocumentIndex; see adapters.knowledge.chroma_workers)."""
+        """function(*args) in a worker process (WorkerDocumentIndex; see adapters.knowledge.chroma.workers)."""
         return await self._workers.run(function, *args)
 
     async def _tokenise(self, texts: list[str]) -> list[str]:

@@ -9,9 +9,9 @@ their event became something, so a crash before that never makes Slack's retry l
 
 from __future__ import annotations
 
-from adapters.slack.outbox import Destination
-from adapters.slack.render import record_lang
-from adapters.slack.triggers import IncomingMessage
+from adapters.slack.delivery.outbox import Destination
+from adapters.slack.inbound.triggers import IncomingMessage
+from adapters.slack.rendering.final_messages import record_lang
 from core.models import ConversationKey, Record
 from core.ports import ConversationStore
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from adapters.slack.blocks import (
+from adapters.slack.rendering.blocks import (
     Block,
     SlackMessage,
     actions,
@@ -18,8 +18,8 @@ from adapters.slack.blocks import (
     section,
     split_text,
 )
-from adapters.slack.mrkdwn import escape, link, to_mrkdwn
-from adapters.slack.texts import failure_text, t
+from adapters.slack.rendering.mrkdwn import escape, link, to_mrkdwn
+from adapters.slack.rendering.texts import failure_text, t
 from core.answering.trace_summary import trace_summary
 from core.models import Location, Record, RecordStatus
 from core.text import detect_language

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from adapters.knowledge.chroma_catalog import CatalogEntry
-from adapters.knowledge.chroma_dataset import (
+from adapters.knowledge.chroma.catalog import CatalogEntry
+from adapters.knowledge.chroma.dataset import (
     HEADING_JOINER,
     DatasetHandle,
     chunk_text,

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from slack_sdk.models.messages.chunk import TaskUpdateChunk
 
-from adapters.slack.blocks import clip
-from adapters.slack.texts import t
+from adapters.slack.rendering.blocks import clip
+from adapters.slack.rendering.texts import t
 from core.events import Assessed, Compacting, ContextLoading, Generating, Progress, Queued, Retrieving
 
 TITLE_MAX = 150  # a task title is one line of the timeline

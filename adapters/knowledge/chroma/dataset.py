@@ -1,9 +1,9 @@
 """One dataset in Chroma: its collections, chunk records, and the vector reads a search makes.
 
-(Its keyword side, BM25 kept in step with the catalog, is adapters.knowledge.chroma_keywords.)
+(Its keyword side, BM25 kept in step with the catalog, is adapters.knowledge.chroma.keywords.)
 
 A dataset is a chunk collection (cosine HNSW, ef_search 400, embedding_function=None, metadata with
-the embedding model and dimension) plus its catalog collection (adapters.knowledge.chroma_catalog). Chunk ids are
+the embedding model and dimension) plus its catalog collection (adapters.knowledge.chroma.catalog). Chunk ids are
 ``<document id>:<version>:<index>``; a hit counts only while the catalog says its version is live and
 its document is enabled, so replacements never show old and new chunks together and disabled documents
 never show. Those checks are post-filters with over-fetch (a low-selectivity ``where`` costs ~150 ms at
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.knowledge.chroma_catalog import (
+from adapters.knowledge.chroma.catalog import (
     CATALOG_KIND,
     DATASET_KIND,
     Catalog,

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
-from adapters.slack.markup import to_plain_text
+from adapters.slack.inbound.plain_text import to_plain_text
 
 _PATH = re.compile(r"/archives/([CDG][A-Z0-9]+)/p(\d{7,})(?:/|$)")
 _URL = re.compile(r"https?://\S+")

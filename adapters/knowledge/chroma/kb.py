@@ -28,10 +28,10 @@ from dataclasses import fields, replace
 
 import numpy as np
 
-from adapters.knowledge import chroma_dataset as cd
-from adapters.knowledge import chroma_keywords as ck
-from adapters.knowledge.chroma_catalog import CatalogEntry, document_version
-from adapters.knowledge.chroma_store import DEFAULT_FUSION, ChromaStore, EmbedderFor
+from adapters.knowledge.chroma import dataset as cd
+from adapters.knowledge.chroma import keywords as ck
+from adapters.knowledge.chroma.catalog import CatalogEntry, document_version
+from adapters.knowledge.chroma.store import DEFAULT_FUSION, ChromaStore, EmbedderFor
 from core.errors import InvalidInput, KbError, NotFound
 from core.knowledge.chunking import embedding_text
 from core.knowledge.ingest_plan import TitledDocument

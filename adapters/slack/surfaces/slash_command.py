@@ -1,7 +1,7 @@
 """The `/kb` slash command: help, this channel's settings, and `compact|trace <permalink>`.
 
 Slash commands cannot be used inside threads and carry no thread id, so thread actions take a pasted
-permalink; the requester must be able to see the linked conversation (see adapters/slack/access.py).
+permalink; the requester must be able to see the linked conversation (see adapters/slack/inbound/access.py).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.access import can_user_see
-from adapters.slack.actions import ThreadActions, plain
-from adapters.slack.blocks import SlackMessage, section
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.permalinks import parse_permalink
-from adapters.slack.texts import t
+from adapters.slack.inbound.access import can_user_see
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.rendering.blocks import SlackMessage, section
+from adapters.slack.rendering.texts import t
+from adapters.slack.surfaces.permalinks import parse_permalink
+from adapters.slack.surfaces.thread_actions import ThreadActions, plain
 from core.models import ConversationKey
 from core.text import detect_language
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from adapters.slack.markup import mentions_user, to_plain_text
+from adapters.slack.inbound.plain_text import mentions_user, to_plain_text
 from core.models import ConversationKey
 
 # Subtypes that are still a person writing a message; edits, deletions, joins and the rest are ignored.

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from slack_sdk.models.views import View
 
-from adapters.slack.blocks import (
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.rendering.blocks import (
     MODAL_BLOCKS_MAX,
     SECTION_TEXT_MAX,
     Block,
@@ -22,9 +23,8 @@ from adapters.slack.blocks import (
     header,
     section,
 )
-from adapters.slack.catalogue import DatasetSummary
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.mrkdwn import escape, link
+from adapters.slack.rendering.mrkdwn import escape, link
+from adapters.slack.surfaces.catalogue import DatasetSummary
 from core.models import Record, RecordStatus
 
 HOME_CALLBACK = "kb_home"

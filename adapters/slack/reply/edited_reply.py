@@ -14,11 +14,11 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 
-from adapters.slack.blocks import SlackMessage
-from adapters.slack.editor import MessageEditor
-from adapters.slack.outbox import Destination, Outbox
-from adapters.slack.progress import ProgressView, placeholder_message
-from adapters.slack.slack_errors import CallFailure
+from adapters.slack.delivery.outbox import Destination, Outbox
+from adapters.slack.delivery.slack_errors import CallFailure
+from adapters.slack.rendering.blocks import SlackMessage
+from adapters.slack.rendering.progress_line import ProgressView, placeholder_message
+from adapters.slack.reply.message_editor import MessageEditor
 from core.events import Progress, Queued
 from core.models import Delivery, DeliveryState, Record
 

@@ -8,12 +8,12 @@ from collections.abc import Callable, Mapping
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.catalogue import Catalogue
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.home import RECENT_SHOWN, RecentQuestion, home_view
-from adapters.slack.intake import asker
-from adapters.slack.render import record_lang
-from adapters.slack.slack_errors import CALL_ERRORS
+from adapters.slack.delivery.slack_errors import CALL_ERRORS
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.inbound.intake import asker
+from adapters.slack.rendering.final_messages import record_lang
+from adapters.slack.surfaces.catalogue import Catalogue
+from adapters.slack.surfaces.home_view import RECENT_SHOWN, RecentQuestion, home_view
 from core.models import Record
 from core.ports import ConversationStore
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from adapters.slack.blocks import SECTION_TEXT_MAX, SlackMessage, clip, context, section
-from adapters.slack.mrkdwn import escape, to_mrkdwn
-from adapters.slack.texts import t
+from adapters.slack.rendering.blocks import SECTION_TEXT_MAX, SlackMessage, clip, context, section
+from adapters.slack.rendering.mrkdwn import escape, to_mrkdwn
+from adapters.slack.rendering.texts import t
 from core.answering.progress_text import progress_text
 from core.events import AnswerDelta, Notice, Progress, Queued
 

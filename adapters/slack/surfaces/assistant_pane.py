@@ -16,12 +16,12 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import clip
-from adapters.slack.catalogue import Catalogue
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.prompts import suggested_prompts
-from adapters.slack.slack_errors import CALL_ERRORS
-from adapters.slack.texts import t
+from adapters.slack.delivery.slack_errors import CALL_ERRORS
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.rendering.blocks import clip
+from adapters.slack.rendering.texts import t
+from adapters.slack.surfaces.catalogue import Catalogue
+from adapters.slack.surfaces.suggested_prompts import suggested_prompts
 from core.text import detect_language
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ Intermediate states (phases, streamed text) replace each other; at most one chat
 `min_interval` seconds goes out for the message, and only when the workspace budget has a spare token.
 The final state waits for its turn and is always sent; nothing intermediate is sent after it. A 429 pauses
 the shared budget for its Retry-After; retrying a failed final edit is the caller's decision
-(adapters.slack.outbox), since it may have to bypass the budget.
+(adapters.slack.delivery.outbox), since it may have to bypass the budget.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage
-from adapters.slack.rate_budget import UpdateBudget
-from adapters.slack.slack_errors import CALL_ERRORS, CallFailure, failure_of
+from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure, failure_of
+from adapters.slack.delivery.update_budget import UpdateBudget
+from adapters.slack.rendering.blocks import SlackMessage
 
 log = logging.getLogger(__name__)
 

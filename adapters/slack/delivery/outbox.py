@@ -28,11 +28,11 @@ from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryInterv
 from slack_sdk.http_retry.jitter import Jitter
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage
-from adapters.slack.pacing import ChannelPacer
-from adapters.slack.rate_budget import UpdateBudget
-from adapters.slack.render import pointer_message
-from adapters.slack.slack_errors import CALL_ERRORS, CallFailure, failure_of
+from adapters.slack.delivery.channel_pacer import ChannelPacer
+from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure, failure_of
+from adapters.slack.delivery.update_budget import UpdateBudget
+from adapters.slack.rendering.blocks import SlackMessage
+from adapters.slack.rendering.final_messages import pointer_message
 from core.models import Delivery, DeliveryState, Record
 from core.ports import ConversationStore
 

@@ -2,7 +2,7 @@
 including while it streams in pieces (pure).
 
 Slack renders standard Markdown there, but still parses its own `<…>` markup: `<!channel>` pings,
-`<@U…>` mentions, `<url|label>` links. So, as the mrkdwn renderer does (adapters.slack.mrkdwn):
+`<@U…>` mentions, `<url|label>` links. So, as the mrkdwn renderer does (adapters.slack.rendering.mrkdwn):
 - a labelled link `[label](url)` (and an image `![alt](url)`) becomes `label (url)`: the destination is
   always visible;
 - every `<` is followed by a zero-width space, so `<!here>`, `<@U1>` or `<url|label>` shows as text and

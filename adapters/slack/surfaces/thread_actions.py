@@ -10,14 +10,14 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.blocks import SlackMessage, actions, button, context, section
-from adapters.slack.mrkdwn import escape
+from adapters.slack.delivery.slack_errors import error_code
+from adapters.slack.inbound.threads import conversation_id, latest_answer, thread_records
 from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.render import SHOW_TRACE, record_lang
-from adapters.slack.slack_errors import error_code
-from adapters.slack.texts import t
-from adapters.slack.threads import conversation_id, latest_answer, thread_records
-from adapters.slack.trace_view import trace_modal
+from adapters.slack.rendering.blocks import SlackMessage, actions, button, context, section
+from adapters.slack.rendering.final_messages import SHOW_TRACE, record_lang
+from adapters.slack.rendering.mrkdwn import escape
+from adapters.slack.rendering.texts import t
+from adapters.slack.surfaces.trace_modal import trace_modal
 from core.answering.trace_summary import trace_summary
 from core.errors import KbError
 from core.models import CompactionReport, ConversationKey, Record, RecordStatus

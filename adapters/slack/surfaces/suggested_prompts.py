@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from adapters.slack.blocks import clip
-from adapters.slack.catalogue import DatasetSummary
-from adapters.slack.channel_config import ChannelConfig
-from adapters.slack.texts import t
+from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.rendering.blocks import clip
+from adapters.slack.rendering.texts import t
+from adapters.slack.surfaces.catalogue import DatasetSummary
 from core.text import detect_language
 
 MAX_PROMPTS = 4  # Slack shows at most four

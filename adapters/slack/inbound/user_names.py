@@ -7,8 +7,8 @@ import logging
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.markup import mentioned_user_ids, to_plain_text
-from adapters.slack.slack_errors import error_code
+from adapters.slack.delivery.slack_errors import error_code
+from adapters.slack.inbound.plain_text import mentioned_user_ids, to_plain_text
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import logging
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.slack_errors import error_code
+from adapters.slack.delivery.slack_errors import error_code
 
 log = logging.getLogger(__name__)
 

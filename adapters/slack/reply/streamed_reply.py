@@ -1,15 +1,16 @@
 """One answer streamed with Slack's native chat streaming: the phases as a task timeline, the answer text as
 Markdown, and the final message's sources, notice, trace summary and buttons as the stream's closing blocks.
 
-It keeps the delivery rules of the edit-in-place path (adapters.slack.reply, adapters.slack.outbox): the
-record exists before anything is sent; the stream starts in its channel's posting turn; the stream
-message is the record's visible reply (delivery `placeholder` with its reply_ref) until chat.stopStream
-carries the final content (`delivered`). Whenever the stream cannot carry the final content — it expired
-or failed, the answer outgrew one message, the final answer is not what was streamed (a model that failed
-mid-answer, a failure), or stopStream kept failing — the outbox replaces the stream message with the
-final messages by chat.update, exactly as it replaces a placeholder, with its retries, its "answer below"
-fallback and the background re-deliverer. A start that Slack refuses (unknown_method, not_allowed, a
-missing scope, an enterprise policy) or rate-limits hands this answer to the edit-in-place path at once.
+It keeps the delivery rules of the edit-in-place path (adapters.slack.reply.edited_reply,
+adapters.slack.delivery.outbox): the record exists before anything is sent; the stream starts in its
+channel's posting turn; the stream message is the record's visible reply (delivery `placeholder` with its
+reply_ref) until chat.stopStream carries the final content (`delivered`). Whenever the stream cannot carry
+the final content — it expired or failed, the answer outgrew one message, the final answer is not what was
+streamed (a model that failed mid-answer, a failure), or stopStream kept failing — the outbox replaces the
+stream message with the final messages by chat.update, exactly as it replaces a placeholder, with its
+retries, its "answer below" fallback and the background re-deliverer. A start that Slack refuses
+(unknown_method, not_allowed, a missing scope, an enterprise policy) or rate-limits hands this answer to the
+edit-in-place path at once.
 
 The transport is slack_sdk's AsyncChatStream (startStream on the first flush, appendStream, stopStream,
 its text buffer kept intact when a call fails). What it lacks is written here: timed, coalesced flushes
@@ -29,22 +30,22 @@ from typing import Any
 from slack_sdk.models.messages.chunk import Chunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
-from adapters.slack.blocks import (
+from adapters.slack.delivery.outbox import Destination, Outbox
+from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure, failure_of
+from adapters.slack.delivery.update_budget import UpdateBudget
+from adapters.slack.rendering.blocks import (
     MARKDOWN_TEXT_MAX,
     MESSAGE_BLOCK_CHARS_MAX,
     MESSAGE_BLOCKS_MAX,
     SlackMessage,
     block_chars,
 )
-from adapters.slack.outbox import Destination, Outbox
-from adapters.slack.progress import ProgressView
-from adapters.slack.rate_budget import UpdateBudget
-from adapters.slack.render import answer_footer, split_notice
-from adapters.slack.reply import LiveReply
-from adapters.slack.safe_markdown import StreamingMarkdown
-from adapters.slack.slack_errors import CALL_ERRORS, CallFailure, failure_of
-from adapters.slack.streaming_support import StreamingSupport
-from adapters.slack.task_timeline import TaskTimeline
+from adapters.slack.rendering.final_messages import answer_footer, split_notice
+from adapters.slack.rendering.progress_line import ProgressView
+from adapters.slack.rendering.safe_markdown import StreamingMarkdown
+from adapters.slack.rendering.task_timeline import TaskTimeline
+from adapters.slack.reply.edited_reply import LiveReply
+from adapters.slack.reply.streaming_support import StreamingSupport
 from core.events import AnswerDelta, ContextLoading, Progress, Queued
 from core.models import Delivery, DeliveryState, Record, RecordStatus
 

@@ -1,0 +1,1 @@
+"""Getting messages to Slack: the outbox, per-channel pacing, the chat.update budget, API failures."""

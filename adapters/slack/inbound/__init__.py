@@ -1,0 +1,1 @@
+"""Slack events to questions: triggers, intake, access, channel scopes, user names, threads, plain text."""

@@ -1,0 +1,1 @@
+"""One answer's live reply: edited in place or natively streamed, the throttled editor, streaming support."""
