@@ -90,6 +90,7 @@ class Failed:
     code: str
     message: str
     record: Record | None = None
+    # Free-form extras for a front end's failure text; core sets none.
     details: dict[str, Any] = field(default_factory=dict)
     phase: Literal["error"] = "error"
 

@@ -1,4 +1,4 @@
-"""Frozen value types shared by every layer: documents, hits, turns, records, traces."""
+"""Frozen value types shared by every layer: documents, hits, turns, records, retrieval outcomes (traces: core.trace)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
+
+from core.trace import RetrievalTrace, StopReason
 
 SearchMode = Literal["embedding", "keywords", "blend"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("embedding", "keywords", "blend")
@@ -212,7 +214,7 @@ class ConversationScope:
     search_mode: SearchMode | None = None
     retrieval_mode: RetrievalMode | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:  # JSON: the conversation's stored scope
         return {
             "datasets": list(self.datasets),
             "search_mode": self.search_mode,
@@ -220,7 +222,7 @@ class ConversationScope:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ConversationScope:
+    def from_dict(cls, data: dict[str, Any]) -> ConversationScope:  # JSON: the conversation's stored scope
         """The scope stored as JSON; unknown modes read back as None (the configured default)."""
         search = data.get("search_mode")
         retrieval = data.get("retrieval_mode")
@@ -261,7 +263,7 @@ class Delivery:
     due: float = 0.0
     parts: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:  # JSON: part of a record's `--json` form
         return {
             "state": self.state.value,
             "attempts": self.attempts,
@@ -300,7 +302,7 @@ class Record:
     status: RecordStatus
     rewritten: str | None = None
     answer: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)  # JSON: the stored details column
     event_key: str | None = None
     reply_ref: str | None = None
     created_at: float = 0.0
@@ -364,39 +366,6 @@ class Assessment:
     overruled: bool = False  # a model's "sufficient" reversed by the deterministic key-term check
 
 
-class StopReason(StrEnum):
-    """Why the retrieval loop stopped."""
-
-    SUFFICIENT = "sufficient"
-    MAX_ROUNDS = "max_rounds"
-    DUPLICATE_QUERY = "duplicate_query"
-    NO_NEW_EVIDENCE = "no_new_evidence"
-    EVIDENCE_BUDGET = "evidence_budget"
-    NO_FOLLOWUP_QUERY = "no_followup_query"
-    NO_DATASETS = "no_datasets"
-    ASSESSMENT_ERROR = "assessment_error"
-    SINGLE_SEARCH = "single_search"
-
-
-STOP_REASON_LABELS: dict[StopReason, tuple[str, str]] = {
-    StopReason.SUFFICIENT: ("资料充分", "evidence sufficient"),
-    StopReason.MAX_ROUNDS: ("达到检索轮次上限", "round limit reached"),
-    StopReason.DUPLICATE_QUERY: ("查询重复", "queries repeated"),
-    StopReason.NO_NEW_EVIDENCE: ("未发现新增资料", "no new evidence"),
-    StopReason.EVIDENCE_BUDGET: ("达到资料容量上限", "evidence budget reached"),
-    StopReason.NO_FOLLOWUP_QUERY: ("无后续查询", "no follow-up query"),
-    StopReason.NO_DATASETS: ("未关联知识库", "no knowledge base configured"),
-    StopReason.ASSESSMENT_ERROR: ("资料核验未完成", "evidence check failed"),
-    StopReason.SINGLE_SEARCH: ("单次检索", "single search"),
-}
-
-
-def stop_reason_label(reason: StopReason, lang: str) -> str:
-    """The Chinese or English label of a stop reason."""
-    zh, en = STOP_REASON_LABELS[reason]
-    return zh if lang == "zh" else en
-
-
 @dataclass(frozen=True, slots=True)
 class AnswerRequest:
     """What the answer role receives: the question, history for understanding, and this turn's evidence."""
@@ -428,13 +397,13 @@ class Question:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalOutcome:
-    """What retrieval found for one question, and how (the trace is JSON-ready)."""
+    """What retrieval found for one question, and how (core.trace.RetrievalTrace)."""
 
     hits: tuple[Hit, ...]
     sufficient: bool
     stop_reason: StopReason
     missing: str = ""
-    trace: dict[str, Any] = field(default_factory=dict)
+    trace: RetrievalTrace = field(default_factory=RetrievalTrace)
     usage: Usage = Usage()
     model_calls: int = 0
 
@@ -445,7 +414,7 @@ class LoadedContext:
 
     messages: tuple[Message, ...] = ()
     turns: tuple[Turn, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)  # JSON: stored as the record's details["context"]
     usage: Usage = Usage()
 
 

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.answering.answer import citations, uncertainty_notice
 from core.answering.generation import AnswerWriter
@@ -247,11 +247,9 @@ class Pipeline:
         )
         since = run.lap("retrieval", since)
         run.charge(outcome.usage, outcome.model_calls)
-        searched = {"datasets": list(datasets), "search_mode": search_mode}
-        run.details["trace"] = {"rewritten": rewritten, **searched, **outcome.trace}
-        await emit(
-            Generating(rounds=len(outcome.trace.get("rounds", [])), stop_reason=outcome.stop_reason.value)
-        )
+        trace = replace(outcome.trace, rewritten=rewritten, datasets=datasets, search_mode=search_mode)
+        run.details["trace"] = trace.to_json()
+        await emit(Generating(rounds=len(trace.rounds), stop_reason=outcome.stop_reason.value))
         shown = (
             text
             if rewritten == text

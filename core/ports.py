@@ -91,7 +91,7 @@ class ChatModel(Protocol):
         *,
         max_tokens: int,
         temperature: float = 0.0,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: dict[str, Any] | None = None,  # JSON: a JSON Schema sent as is to the model API
     ) -> Completion:
         """One whole completion. Raises ModelUnavailable / ModelTruncated / ModelOutputInvalid."""
         ...
@@ -252,6 +252,7 @@ class ConversationStore(Protocol):
         """Answered turns with after_id < id < before_id, oldest first, at most limit (a page)."""
         ...
 
+    # details, here and below, are JSON: the record's details column as stored.
     async def complete_record(
         self, record_id: int, *, answer: str, rewritten: str | None, details: dict[str, Any]
     ) -> Record:

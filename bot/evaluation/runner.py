@@ -22,6 +22,7 @@ from core.events import Failed
 from core.knowledge.search import SearchTiers, tier_for
 from core.models import ConversationKey, Hit, Question, Record, RetrievalMode, SearchMode, SearchRequest
 from core.pipeline import Pipeline
+from core.trace import record_trace
 
 BASELINE_DEPTH = 10
 
@@ -79,19 +80,19 @@ def score_record(
 ) -> None:
     """Fill the result from the answered record and the hits seen (pure apart from mutating result)."""
     details = record.details
-    trace = details.get("trace") or {}
-    complexity = trace.get("complexity") or {}
+    trace = record_trace(details)
     evidence = [searched[hit_id] for hit_id in details.get("evidence_ids", []) if hit_id in searched]
     answer = record.answer or ""
     cited = [evidence[n - 1] for n in cited_numbers(answer, len(evidence))]
     result.record_id = record.id
     result.rewritten = record.rewritten or ""
-    result.route = str(trace.get("mode") or "")
-    result.route_source = str(complexity.get("source") or "")
-    result.escalated = bool(trace.get("escalated"))
-    result.rounds = len(trace.get("rounds") or [])
-    result.overruled = sum(1 for step in trace.get("rounds") or [] if step.get("overruled"))
-    result.stop_reason = str(trace.get("stop_reason") or "")
+    if trace is not None:
+        result.route = trace.mode
+        result.route_source = trace.complexity.source if trace.complexity else ""
+        result.escalated = trace.escalated
+        result.rounds = len(trace.rounds)
+        result.overruled = sum(1 for step in trace.rounds if step.overruled)
+        result.stop_reason = str(trace.stop_reason)
     result.notice = bool(details.get("notice"))
     result.engine = str(details.get("engine") or "")
     result.baseline_found = found_gold(item.gold, map(_paragraph, baseline))

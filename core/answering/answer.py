@@ -71,6 +71,7 @@ def cited_numbers(answer: str, evidence_count: int) -> list[int]:
     return list(seen)
 
 
+# Citations are JSON: stored in the record's details["citations"] and read back from there.
 def citations(answer: str, evidence: Sequence[Hit]) -> list[dict[str, Any]]:
     """Structured citations: the cited paragraphs, or every evidence document when none is cited."""
     numbers = cited_numbers(answer, len(evidence))

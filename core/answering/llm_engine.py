@@ -21,20 +21,11 @@ from core.answering.prompts import (
 )
 from core.budget import clip
 from core.errors import ModelOutputInvalid
-from core.models import (
-    AnswerRequest,
-    Assessment,
-    Completion,
-    Hit,
-    Message,
-    StopReason,
-    Turn,
-    Usage,
-    stop_reason_label,
-)
+from core.models import AnswerRequest, Assessment, Completion, Hit, Message, Turn, Usage
 from core.ports import ChatModel
 from core.prompt_markup import LONGEST_ESCAPE, element, json_data, unescape_text
 from core.text import detect_language
+from core.trace import StopReason, stop_reason_label
 
 log = logging.getLogger(__name__)
 

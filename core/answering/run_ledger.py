@@ -18,7 +18,7 @@ class RunLedger:
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
     timings: dict[str, float] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)  # JSON: becomes the record's details
 
     def lap(self, name: str, since: float) -> float:
         """Record the seconds since `since` under name; returns now."""

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.models import StopReason, stop_reason_label
+from core.trace import record_trace
 
 
-def _stop_label(trace: dict[str, Any], lang: str) -> str:
-    key = "stop_label_zh" if lang == "zh" else "stop_label_en"
-    if trace.get(key):
-        return str(trace[key])
-    try:
-        return stop_reason_label(StopReason(str(trace.get("stop_reason", ""))), lang)
-    except ValueError:
-        return str(trace.get("stop_reason", "-"))
-
-
+# details (and its "context") are JSON: a record's details as stored.
 def _context_part(context: dict[str, Any], lang: str) -> str | None:
     if not context or not context.get("enabled", False):
         return None
@@ -33,14 +24,14 @@ def _context_part(context: dict[str, Any], lang: str) -> str | None:
 
 def trace_summary(details: dict[str, Any], lang: str) -> str:
     """One line: rounds, stop reason, escalation/route and context statistics."""
-    trace: dict[str, Any] = details.get("trace") or {}
-    rounds = len(trace.get("rounds") or [])
+    trace = record_trace(details)
+    rounds = len(trace.rounds) if trace is not None else 0
     parts = [
         f"检索 {rounds} 轮" if lang == "zh" else f"Retrieval: {rounds} round{'s' if rounds != 1 else ''}"
     ]
-    if trace:
-        parts.append(_stop_label(trace, lang))
-    if trace.get("escalated"):
+    if trace is not None:
+        parts.append(trace.stop_label(lang) or "-")
+    if trace is not None and trace.escalated:
         parts.append("单跳结果偏弱,已转多轮" if lang == "zh" else "escalated from single-hop")
     context = _context_part(details.get("context") or {}, lang)
     if context:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from core.models import StopReason, stop_reason_label
+from core.trace import RetrievalTrace, RoundStep, RouteDecision
 
 _LABELS: dict[str, tuple[str, str]] = {
     "mode": ("检索方式", "Retrieval"),
@@ -49,91 +48,75 @@ def _t(key: str, lang: str) -> str:
     return zh if lang == "zh" else en
 
 
-def _yes_no(value: Any, lang: str) -> str:
+def _yes_no(value: bool, lang: str) -> str:
     return _t("yes", lang) if value else _t("no", lang)
 
 
-def _quoted(items: Sequence[Any], lang: str) -> str:
+def _quoted(items: Sequence[str], lang: str) -> str:
     if not items:
         return _t("none", lang)
     return ", ".join(f"「{item}」" if lang == "zh" else f'"{item}"' for item in items)
 
 
-def _stop_label(trace: Mapping[str, Any], lang: str) -> str:
-    stored = trace.get("stop_label_zh" if lang == "zh" else "stop_label_en")
-    if stored:
-        return str(stored)
-    try:
-        return stop_reason_label(StopReason(str(trace.get("stop_reason", ""))), lang)
-    except ValueError:
-        return str(trace.get("stop_reason") or _t("none", lang))
-
-
-def _routing_line(decision: Mapping[str, Any], lang: str) -> str:
-    parts = [f"{_t('routing', lang)}: {_t(str(decision.get('decision', 'single')), lang)}"]
-    parts.append(f"{_t('source', lang)} {decision.get('source', '?')}")
-    if decision.get("rule_score") is not None:
-        parts.append(f"{_t('rule', lang)} {float(decision['rule_score']):.2f}")
-    if decision.get("classifier_probability") is not None:
-        parts.append(f"{_t('classifier', lang)} {float(decision['classifier_probability']):.2f}")
-    if decision.get("model_vote") is not None:
-        vote = _t("multi", lang) if decision["model_vote"] else _t("single", lang)
+def _routing_line(decision: RouteDecision, lang: str) -> str:
+    parts = [f"{_t('routing', lang)}: {_t(decision.decision, lang)}"]
+    parts.append(f"{_t('source', lang)} {decision.source or '?'}")
+    parts.append(f"{_t('rule', lang)} {decision.rule_score:.2f}")
+    if decision.classifier_probability is not None:
+        parts.append(f"{_t('classifier', lang)} {decision.classifier_probability:.2f}")
+    if decision.model_vote is not None:
+        vote = _t("multi", lang) if decision.model_vote else _t("single", lang)
         parts.append(f"{_t('vote', lang)} {vote}")
-    if decision.get("reason"):
-        parts.append(f"{_t('reason', lang)}: {decision['reason']}")
+    if decision.reason:
+        parts.append(f"{_t('reason', lang)}: {decision.reason}")
     return " · ".join(parts)
 
 
-def _round_lines(step: Mapping[str, Any], lang: str) -> list[str]:
-    header = _t("round", lang).format(n=step.get("round", "?"))
+def _round_lines(step: RoundStep, lang: str) -> list[str]:
+    header = _t("round", lang).format(n=step.round or "?")
     lines = [
-        f"{header}: {_t('queries', lang)} {_quoted(step.get('queries') or [], lang)}",
-        f"  {_t('new', lang)} {len(step.get('new_paragraph_ids') or [])} · "
-        f"{_t('total', lang)} {step.get('total_evidence', 0)} · "
-        f"{_t('sufficient', lang)} {_yes_no(step.get('sufficient'), lang)}",
+        f"{header}: {_t('queries', lang)} {_quoted(step.queries, lang)}",
+        f"  {_t('new', lang)} {len(step.new_paragraph_ids)} · "
+        f"{_t('total', lang)} {step.total_evidence} · "
+        f"{_t('sufficient', lang)} {_yes_no(step.sufficient, lang)}",
     ]
-    if step.get("missing"):
-        lines.append(f"  {_t('missing', lang)}: {step['missing']}")
-    if step.get("next_queries"):
-        lines.append(f"  {_t('next', lang)}: {_quoted(step['next_queries'], lang)}")
+    if step.missing:
+        lines.append(f"  {_t('missing', lang)}: {step.missing}")
+    if step.next_queries:
+        lines.append(f"  {_t('next', lang)}: {_quoted(step.next_queries, lang)}")
     return lines
 
 
-def render_trace_text(trace: Mapping[str, Any], lang: str) -> str:
-    """A readable multi-line rendering of a stored trace; tolerates missing keys from older records."""
-    mode = str(trace.get("mode") or "single")
-    head = f"{_t('mode', lang)}: {_t(mode if mode in ('single', 'multi') else 'single', lang)}"
-    if trace.get("escalated"):
+def render_trace_text(trace: RetrievalTrace, lang: str) -> str:
+    """A readable multi-line rendering of a trace (an older record's trace reads with defaults)."""
+    head = f"{_t('mode', lang)}: {_t(trace.mode, lang)}"
+    if trace.escalated:
         head += " " + _t("escalated", lang)
     lines = [head]
-    if trace.get("datasets") is not None:
-        searched = ", ".join(str(name) for name in trace["datasets"]) or _t("none", lang)
-        if trace.get("search_mode"):
-            searched += f" · {_t('search_mode', lang)} {trace['search_mode']}"
+    if trace.datasets is not None:
+        searched = ", ".join(trace.datasets) or _t("none", lang)
+        if trace.search_mode:
+            searched += f" · {_t('search_mode', lang)} {trace.search_mode}"
         lines.append(f"{_t('datasets', lang)}: {searched}")
-    decision = trace.get("complexity")
-    if isinstance(decision, Mapping):
-        lines.append(_routing_line(decision, lang))
-    rounds = trace.get("rounds") or []
-    if not rounds:
+    if trace.complexity is not None:
+        lines.append(_routing_line(trace.complexity, lang))
+    if not trace.rounds:
         lines.append(_t("no_rounds", lang))
-    for step in rounds:
-        if isinstance(step, Mapping):
-            lines.extend(_round_lines(step, lang))
-    lines.append(f"{_t('stop', lang)}: {_stop_label(trace, lang)}")
-    result = f"{_t('result', lang)}: {_t('sufficient', lang)} {_yes_no(trace.get('sufficient'), lang)}"
-    if trace.get("missing"):
-        result += f" · {_t('missing', lang)}: {trace['missing']}"
+    for step in trace.rounds:
+        lines.extend(_round_lines(step, lang))
+    lines.append(f"{_t('stop', lang)}: {trace.stop_label(lang) or _t('none', lang)}")
+    result = f"{_t('result', lang)}: {_t('sufficient', lang)} {_yes_no(trace.sufficient, lang)}"
+    if trace.missing:
+        result += f" · {_t('missing', lang)}: {trace.missing}"
     lines.append(result)
-    rerank = trace.get("rerank")
-    if isinstance(rerank, Mapping):
+    rerank = trace.rerank
+    if rerank is not None:
         text = (
-            f"{_t('rerank', lang)}: {rerank.get('method', '?')} · "
-            f"{_t('candidates', lang)} {rerank.get('candidates', 0)} · {_t('kept', lang)} {rerank.get('kept', 0)}"
+            f"{_t('rerank', lang)}: {rerank.method or '?'} · "
+            f"{_t('candidates', lang)} {rerank.candidates} · {_t('kept', lang)} {rerank.kept}"
         )
-        if rerank.get("fallback_from"):
-            text += f" ({_t('fallback', lang)} {rerank['fallback_from']}: {rerank.get('error', '')})"
+        if rerank.fallback_from:
+            text += f" ({_t('fallback', lang)} {rerank.fallback_from}: {rerank.error})"
         lines.append(text)
-    if trace.get("run_time") is not None:
-        lines.append(f"{_t('time', lang)}: {float(trace['run_time']):.2f} s")
+    lines.append(f"{_t('time', lang)}: {trace.run_time:.2f} s")
     return "\n".join(lines)

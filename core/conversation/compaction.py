@@ -219,6 +219,7 @@ class CompactingContextLoader:
         """The stored summary, watermark and revision (for reports and `kb context`)."""
         return await self._store.read_context(conversation_id)
 
+    # The metadata is JSON: stored as the record's details["context"].
     def _disabled_metadata(self) -> dict[str, Any]:
         return {
             "enabled": False,

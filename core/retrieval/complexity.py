@@ -35,10 +35,13 @@ import functools
 import re
 import unicodedata
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any
 
 from core.budget import count_tokens
+from core.trace import FEATURE_NAMES, ComplexityFeatures
+
+# The features record lives with the trace that stores it; the classifier service imports it from here.
+__all__ = ["FEATURE_NAMES", "WEIGHTS", "ComplexityFeatures", "extract_features", "rule_score"]
 
 WEIGHTS: dict[str, float] = {
     "comparison": 0.30,
@@ -47,14 +50,6 @@ WEIGHTS: dict[str, float] = {
     "entities": 0.15,
     "tokens": 0.10,
 }
-FEATURE_NAMES: tuple[str, ...] = (
-    "comparison_markers",
-    "logical_connectors",
-    "entities",
-    "bridge_entities",
-    "tokens",
-)
-
 COMPARISON_ZH = frozenset(
     "相比 比较 更 更加 区别 差异 不同 异同 哪个 哪一个 哪些 哪家 孰 对比 相同 一样 还是 较".split()
 )
@@ -112,41 +107,6 @@ _PROPER_RUN = re.compile(r"\b[A-Z][\w'\-]*(?:\s+(?:of|the|de|von|van)?\s*[A-Z][\
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 _POSSESSIVE = re.compile(r"\b[A-Z][\w\-]*'s\s+[a-z]")
 _CLAUSE_BREAK = re.compile(r"[,，;；。?？!！:：、]")
-
-
-@dataclass(frozen=True, slots=True)
-class ComplexityFeatures:
-    """The complexity features of one question (counts), with the markers that produced them."""
-
-    comparison_markers: int
-    logical_connectors: int
-    entities: int
-    bridge_entities: int
-    tokens: int
-    markers: tuple[str, ...] = ()
-    entity_names: tuple[str, ...] = ()
-
-    def as_vector(self) -> tuple[float, float, float, float, float]:
-        """The five numeric features, in FEATURE_NAMES order, for the classifier service."""
-        return (
-            float(self.comparison_markers),
-            float(self.logical_connectors),
-            float(self.entities),
-            float(self.bridge_entities),
-            float(self.tokens),
-        )
-
-    def as_dict(self) -> dict[str, float]:
-        """The five numeric features by name (the classifier request's ``features``)."""
-        return dict(zip(FEATURE_NAMES, self.as_vector(), strict=True))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for the trace: counts plus the matched markers and entities."""
-        return {
-            **{name: int(value) for name, value in self.as_dict().items()},
-            "markers": list(self.markers),
-            "entity_names": list(self.entity_names),
-        }
 
 
 @functools.cache

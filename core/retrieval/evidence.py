@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from core.budget import clip, count_tokens
-from core.models import Hit, StopReason, Usage
+from core.models import Hit, Usage
 from core.text import normalize_query
+from core.trace import RoundStep, StopReason
 
 QUESTION_TOKENS = 1000
 MISSING_TOKENS = 400
@@ -104,7 +104,7 @@ class LoopState:
     lang: str
     evidence: dict[str, Hit] = field(default_factory=dict)
     searched: dict[str, str] = field(default_factory=dict)
-    rounds: list[dict[str, Any]] = field(default_factory=list)
+    rounds: list[RoundStep] = field(default_factory=list)
     used_tokens: int = 0
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0

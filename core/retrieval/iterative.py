@@ -31,20 +31,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from dataclasses import replace
 
 from core.budget import clip
 from core.errors import KbError
 from core.events import Assessed, Retrieving
-from core.models import (
-    Assessment,
-    Hit,
-    RetrievalMode,
-    RetrievalOutcome,
-    SearchMode,
-    StopReason,
-    stop_reason_label,
-)
+from core.models import Assessment, Hit, RetrievalMode, RetrievalOutcome, SearchMode
 from core.ports import ComplexityClassifier, Emit, Engine, KeyTermCheck, KnowledgeBase, Reranker
 from core.retrieval.checked_engine import gap_text
 from core.retrieval.complexity import extract_features
@@ -57,10 +49,19 @@ from core.retrieval.evidence import (
     pick_queries,
 )
 from core.retrieval.rerank import LocalReranker
-from core.retrieval.routing import ComplexityDecision, RoutingThresholds, route
-from core.retrieval.single_search import SearchPolicy, single_search_trace
+from core.retrieval.routing import RoutingThresholds, route
+from core.retrieval.single_search import SearchPolicy
 from core.retrieval.versions import prefer_versions
 from core.text import detect_language, normalize_query
+from core.trace import (
+    NO_RERANK,
+    RerankSummary,
+    RetrievalTrace,
+    RoundStep,
+    Route,
+    RouteDecision,
+    StopReason,
+)
 
 __all__ = ["IterativeRetriever", "LoopLimits"]
 
@@ -212,17 +213,16 @@ class IterativeRetriever:
         """Admit a round's hits, assess, record the step; (stop reason or None to go on, next queries)."""
         limits = self._limits
         added, exhausted = state.admit(found, limits, first=number == 1)
-        step: dict[str, Any] = {
-            "round": number,
-            "queries": actual,
-            "new_paragraph_ids": added,
-            "total_evidence": len(state.evidence),
-        }
-        state.rounds.append(step)
+        step = RoundStep(
+            round=number,
+            queries=tuple(actual),
+            new_paragraph_ids=tuple(added),
+            total_evidence=len(state.evidence),
+        )
         assessment = await (judge or self._assess)(state)
         if assessment is None:
             state.sufficient, state.missing = False, state.message("assessment_error")
-            step.update(sufficient=False, missing=state.missing, next_queries=[])
+            state.rounds.append(replace(step, sufficient=False, missing=state.missing))
             await emit(Assessed(round=number, sufficient=False, missing=state.missing))
             return StopReason.ASSESSMENT_ERROR, []
         state.sufficient = assessment.sufficient and bool(state.evidence)
@@ -232,9 +232,14 @@ class IterativeRetriever:
             gap = clip(assessment.missing or "", MISSING_TOKENS)
             state.missing = gap or (state.message("no_evidence") if not state.evidence else "")
         queries = pick_queries(list(assessment.queries), set(state.searched), limits.queries_per_round)
-        step.update(sufficient=state.sufficient, missing=state.missing, next_queries=queries)
-        if assessment.overruled:
-            step["overruled"] = True  # the model said sufficient; the key-term check did not agree
+        completed = replace(
+            step,
+            sufficient=state.sufficient,
+            missing=state.missing,
+            next_queries=tuple(queries),
+            overruled=assessment.overruled,  # the model said sufficient; the key-term check did not agree
+        )
+        state.rounds.append(completed)
         await emit(Assessed(round=number, sufficient=state.sufficient, missing=state.missing))
         if state.sufficient:
             return StopReason.SUFFICIENT, queries
@@ -269,23 +274,22 @@ class IterativeRetriever:
 
     async def _rerank(
         self, question: str, hits: Sequence[Hit], first: Sequence[str]
-    ) -> tuple[list[Hit], dict[str, Any]]:
-        summary: dict[str, Any] = {"method": getattr(self._reranker, "name", type(self._reranker).__name__)}
+    ) -> tuple[list[Hit], RerankSummary]:
+        summary = RerankSummary(method=getattr(self._reranker, "name", type(self._reranker).__name__))
         try:
             ranked = await self._reranker.rerank(question, hits)
         except KbError as exc:
             ranked = await self._fallback_reranker.rerank(question, hits)
             fallback_name = getattr(self._fallback_reranker, "name", type(self._fallback_reranker).__name__)
-            summary = {"method": fallback_name, "fallback_from": summary["method"], "error": exc.code}
+            summary = RerankSummary(method=fallback_name, fallback_from=summary.method, error=exc.code)
         ranked = prefer_versions(question, ranked)
         kept = fit_budget(ranked, self._limits, keep=first[: self._limits.first_round_depth])
-        summary.update(candidates=len(hits), kept=len(kept))
-        return kept, summary
+        return kept, replace(summary, candidates=len(hits), kept=len(kept))
 
     async def _finish_single(
         self,
         state: LoopState,
-        decision: ComplexityDecision,
+        decision: RouteDecision,
         first: Sequence[str],
         *,
         stop: StopReason | None,
@@ -296,15 +300,17 @@ class IterativeRetriever:
         reason = (
             StopReason.ASSESSMENT_ERROR if stop is StopReason.ASSESSMENT_ERROR else StopReason.SINGLE_SEARCH
         )
-        trace = single_search_trace(
-            hits,
-            query=state.question,
-            reason=reason,
-            run_time=time.monotonic() - started,
+        trace = RetrievalTrace(
+            mode="single",
+            escalated=False,
+            complexity=decision,
+            rounds=tuple(state.rounds),
+            stop_reason=reason,
             sufficient=state.sufficient,
+            missing=state.missing,
+            rerank=rerank,
+            run_time=round(time.monotonic() - started, 4),
         )
-        trace["rounds"] = state.rounds
-        trace.update(complexity=decision.to_dict(), rerank=rerank, missing=state.missing)
         return RetrievalOutcome(
             hits=tuple(ranked),
             sufficient=state.sufficient,
@@ -318,7 +324,7 @@ class IterativeRetriever:
     async def _finish_multi(
         self,
         state: LoopState,
-        decision: ComplexityDecision,
+        decision: RouteDecision,
         first: Sequence[str],
         *,
         escalated: bool,
@@ -332,27 +338,25 @@ class IterativeRetriever:
     def _finish(
         self,
         state: LoopState,
-        decision: ComplexityDecision,
+        decision: RouteDecision,
         *,
-        mode: str,
+        mode: Route,
         escalated: bool,
         started: float,
         hits: Sequence[Hit] = (),
-        rerank: dict[str, Any] | None = None,
+        rerank: RerankSummary = NO_RERANK,
     ) -> RetrievalOutcome:
-        trace: dict[str, Any] = {
-            "mode": mode,
-            "escalated": escalated,
-            "complexity": decision.to_dict(),
-            "rounds": state.rounds,
-            "stop_reason": state.stop.value,
-            "stop_label_zh": stop_reason_label(state.stop, "zh"),
-            "stop_label_en": stop_reason_label(state.stop, "en"),
-            "sufficient": state.sufficient,
-            "missing": state.missing,
-            "rerank": rerank or {"method": "none", "candidates": 0, "kept": 0},
-            "run_time": round(time.monotonic() - started, 4),
-        }
+        trace = RetrievalTrace(
+            mode=mode,
+            escalated=escalated,
+            complexity=decision,
+            rounds=tuple(state.rounds),
+            stop_reason=state.stop,
+            sufficient=state.sufficient,
+            missing=state.missing,
+            rerank=rerank,
+            run_time=round(time.monotonic() - started, 4),
+        )
         return RetrievalOutcome(
             hits=tuple(hits),
             sufficient=state.sufficient,

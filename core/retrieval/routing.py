@@ -9,7 +9,8 @@ Tiers, in order (thresholds in :class:`RoutingThresholds`; see docs/design.md#ro
 4. A yes/no vote from the engine's ``vote_multihop`` (source "model").
 5. If the vote fails too: rule >= 0.4 or classifier >= 0.5 -> multi, else single (source "fallback").
 
-The decisions are pure functions; :func:`route` only adds the two remote calls around them.
+The decisions are pure functions; :func:`route` only adds the two remote calls around them. The result is
+a :class:`core.trace.RouteDecision`, which the trace records.
 """
 
 from __future__ import annotations
@@ -17,15 +18,12 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 from core.errors import KbError
 from core.models import RetrievalMode, Usage
 from core.ports import ComplexityClassifier, Engine
 from core.retrieval.complexity import ComplexityFeatures, rule_score
-
-Route = Literal["single", "multi"]
-Source = Literal["rule", "classifier", "model", "fallback", "forced"]
+from core.trace import Route, RouteDecision
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,31 +37,6 @@ class RoutingThresholds:
     classifier_single: float = 0.2
     fallback_rule: float = 0.4
     fallback_classifier: float = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class ComplexityDecision:
-    """The route taken for one question and why (recorded in the trace, used for later training)."""
-
-    decision: Route
-    source: Source
-    rule_score: float
-    reason: str
-    classifier_probability: float | None = None
-    model_vote: bool | None = None
-    features: ComplexityFeatures | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for the trace."""
-        return {
-            "decision": self.decision,
-            "source": self.source,
-            "rule_score": self.rule_score,
-            "classifier_probability": self.classifier_probability,
-            "model_vote": self.model_vote,
-            "reason": self.reason,
-            "features": self.features.to_dict() if self.features else None,
-        }
 
 
 def decide_by_rule(score: float, entities: int, thresholds: RoutingThresholds) -> Route | None:
@@ -97,7 +70,7 @@ def decide_fallback(score: float, probability: float | None, thresholds: Routing
 class RoutingResult:
     """A decision plus what it cost (the vote is a model call)."""
 
-    decision: ComplexityDecision
+    decision: RouteDecision
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
 
@@ -134,15 +107,15 @@ async def route(
     score = rule_score(features)
     if mode in ("single", "multi"):
         reason = f"retrieval_mode={mode}"
-        return RoutingResult(ComplexityDecision(mode, "forced", score, reason, features=features))
+        return RoutingResult(RouteDecision(mode, "forced", score, reason, features=features))
 
     by_rule = decide_by_rule(score, features.entities, thresholds)
     if by_rule == "multi":
         reason = f"rule score {score:.2f} >= {thresholds.rule_multi}"
-        return RoutingResult(ComplexityDecision(by_rule, "rule", score, reason, features=features))
+        return RoutingResult(RouteDecision(by_rule, "rule", score, reason, features=features))
     if by_rule == "single":
         reason = f"rule score {score:.2f} <= {thresholds.rule_single} with {features.entities} entities"
-        return RoutingResult(ComplexityDecision(by_rule, "rule", score, reason, features=features))
+        return RoutingResult(RouteDecision(by_rule, "rule", score, reason, features=features))
 
     notes = [f"rule score {score:.2f} undecided"]
     probability: float | None = None
@@ -157,9 +130,7 @@ async def route(
             if by_classifier is not None:
                 reason = f"classifier probability {probability:.2f}"
                 return RoutingResult(
-                    ComplexityDecision(
-                        by_classifier, "classifier", score, reason, probability, None, features
-                    )
+                    RouteDecision(by_classifier, "classifier", score, reason, probability, None, features)
                 )
             notes.append(f"classifier uncertain ({probability:.2f})")
 
@@ -177,9 +148,7 @@ async def route(
                 notes.append(f"model voted {'multi' if vote else 'single'}")
                 decision: Route = "multi" if vote else "single"
                 return RoutingResult(
-                    ComplexityDecision(
-                        decision, "model", score, "; ".join(notes), probability, vote, features
-                    ),
+                    RouteDecision(decision, "model", score, "; ".join(notes), probability, vote, features),
                     usage,
                     calls,
                 )
@@ -191,7 +160,7 @@ async def route(
         f" -> {fallback}"
     )
     return RoutingResult(
-        ComplexityDecision(fallback, "fallback", score, "; ".join(notes), probability, None, features),
+        RouteDecision(fallback, "fallback", score, "; ".join(notes), probability, None, features),
         usage,
         calls,
     )

@@ -8,16 +8,9 @@ from dataclasses import dataclass, field
 
 from core.events import Retrieving
 from core.knowledge.search import SearchTiers, tier_for
-from core.models import (
-    Hit,
-    RetrievalMode,
-    RetrievalOutcome,
-    SearchMode,
-    SearchRequest,
-    StopReason,
-    stop_reason_label,
-)
+from core.models import Hit, RetrievalMode, RetrievalOutcome, SearchMode, SearchRequest
 from core.ports import Emit, KnowledgeBase
+from core.trace import RetrievalTrace, RoundStep, StopReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,29 +34,23 @@ class SearchPolicy:
 
 def single_search_trace(
     hits: Sequence[Hit], *, query: str, reason: StopReason, run_time: float, sufficient: bool
-) -> dict[str, object]:
+) -> RetrievalTrace:
     """The trace of a one-round search, in the same shape as the multi-hop loop's."""
-    return {
-        "mode": "single",
-        "escalated": False,
-        "rounds": [
-            {
-                "round": 1,
-                "queries": [query],
-                "new_paragraph_ids": [hit.id for hit in hits],
-                "total_evidence": len(hits),
-                "sufficient": sufficient,
-                "missing": "",
-                "next_queries": [],
-            }
-        ],
-        "stop_reason": reason.value,
-        "stop_label_zh": stop_reason_label(reason, "zh"),
-        "stop_label_en": stop_reason_label(reason, "en"),
-        "sufficient": sufficient,
-        "missing": "",
-        "run_time": round(run_time, 4),
-    }
+    step = RoundStep(
+        round=1,
+        queries=(query,),
+        new_paragraph_ids=tuple(hit.id for hit in hits),
+        total_evidence=len(hits),
+        sufficient=sufficient,
+    )
+    return RetrievalTrace(
+        mode="single",
+        escalated=False,
+        rounds=(step,),
+        stop_reason=reason,
+        sufficient=sufficient,
+        run_time=round(run_time, 4),
+    )
 
 
 class SingleSearchRetriever:
@@ -84,10 +71,7 @@ class SingleSearchRetriever:
     ) -> RetrievalOutcome:
         started = time.monotonic()
         if not datasets:
-            trace = single_search_trace(
-                [], query=question, reason=StopReason.NO_DATASETS, run_time=0.0, sufficient=False
-            )
-            trace["rounds"] = []
+            trace = RetrievalTrace(mode="single", stop_reason=StopReason.NO_DATASETS)
             return RetrievalOutcome(
                 hits=(), sufficient=False, stop_reason=StopReason.NO_DATASETS, trace=trace
             )

@@ -196,10 +196,10 @@ async def run(args: argparse.Namespace) -> None:
         recall, all_gold = found(looped, question.gold)
         loop_recall.append(recall)
         loop_all.append(all_gold)
-        rounds.append(len(outcome.trace["rounds"]))
+        rounds.append(len(outcome.trace.rounds))
         in_evidence.append(question.gold <= set(looped))
-        first = outcome.trace["rounds"][0] if outcome.trace["rounds"] else {}
-        if first.get("sufficient") and not question.gold <= {h.document_id for h in outcome.hits}:
+        first_sufficient = bool(outcome.trace.rounds) and outcome.trace.rounds[0].sufficient
+        if first_sufficient and not question.gold <= {h.document_id for h in outcome.hits}:
             lenient += 1
         calls.append(outcome.model_calls)
         stops[outcome.stop_reason.value] = stops.get(outcome.stop_reason.value, 0) + 1
@@ -211,7 +211,7 @@ async def run(args: argparse.Namespace) -> None:
                     "gold_titles": [pool[g].title for g in question.gold],
                     "gold_in_evidence": [pool[g].title for g in question.gold if g in accumulated],
                     "single_found": [pool[g].title for g in question.gold if g in set(single[:TOP_K])],
-                    "rounds": outcome.trace["rounds"],
+                    "rounds": outcome.trace.to_json()["rounds"],
                     "stop": outcome.stop_reason.value,
                     "top10": [h.document_name for h in outcome.hits[:TOP_K]],
                 }

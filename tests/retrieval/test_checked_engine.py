@@ -76,5 +76,6 @@ async def test_the_loop_traces_an_overruled_round_and_searches_the_gap() -> None
         retrieval_mode="multi",
         emit=Recorder(),
     )
-    assert outcome.trace["rounds"][0]["overruled"] is True
+    assert outcome.trace.rounds[0].overruled is True
+    assert outcome.trace.to_json()["rounds"][0]["overruled"] is True
     assert kb.queries == ["期限和预算金额分别是多少", "预算金额"]

@@ -95,7 +95,8 @@ async def test_the_retriever_falls_back_to_local_rerank_when_the_http_service_fa
             emit=Recorder(),
         )
     assert [h.id for h in outcome.hits] == ["p1"]
-    assert outcome.trace["rerank"]["method"] == "local" and outcome.trace["rerank"]["fallback_from"] == "http"
+    rerank = outcome.trace.rerank
+    assert rerank is not None and rerank.method == "local" and rerank.fallback_from == "http"
 
 
 async def test_classifier_predict_posts_question_and_features() -> None:

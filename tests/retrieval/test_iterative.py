@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from core.errors import ModelOutputInvalid
-from core.models import Assessment, StopReason
+from core.models import Assessment
+from core.trace import StopReason
 from tests.retrieval.support import BUDGET_QUERY, QUESTION, TRACE_KEYS, Recorder, build, hit
 
 
@@ -24,9 +25,9 @@ async def test_insufficient_evidence_triggers_a_second_round_with_dedup() -> Non
     )
     assert kb.queries == [QUESTION, BUDGET_QUERY]
     assert sorted(h.id for h in outcome.hits) == ["p1", "p2", "p3"]
-    rounds = outcome.trace["rounds"]
-    assert [r["new_paragraph_ids"] for r in rounds] == [["p1", "p2"], ["p3"]]
-    assert rounds[0]["next_queries"] == [BUDGET_QUERY] and rounds[1]["total_evidence"] == 3
+    rounds = outcome.trace.rounds
+    assert [r.new_paragraph_ids for r in rounds] == [("p1", "p2"), ("p3",)]
+    assert rounds[0].next_queries == (BUDGET_QUERY,) and rounds[1].total_evidence == 3
     assert outcome.stop_reason is StopReason.SUFFICIENT and outcome.sufficient and outcome.missing == ""
     assert emit.retrieving == [(1, QUESTION), (2, BUDGET_QUERY)]
     assert emit.assessed == [(1, False, "缺少预算金额"), (2, True, "")]
@@ -47,7 +48,7 @@ async def test_a_repeated_query_is_not_run_again() -> None:
     )
     assert kb.queries == [QUESTION]
     assert outcome.stop_reason is StopReason.DUPLICATE_QUERY
-    assert len(outcome.trace["rounds"]) == 1 and len(engine.calls("assess")) == 1
+    assert len(outcome.trace.rounds) == 1 and len(engine.calls("assess")) == 1
 
 
 async def test_fresh_follow_ups_are_preferred_and_at_most_two_are_taken() -> None:
@@ -67,7 +68,7 @@ async def test_fresh_follow_ups_are_preferred_and_at_most_two_are_taken() -> Non
         QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
     )
     assert kb.queries == [QUESTION, "预算 一", "预算 二"]
-    assert outcome.trace["rounds"][0]["next_queries"] == ["预算 一", "预算 二"]
+    assert outcome.trace.rounds[0].next_queries == ("预算 一", "预算 二")
 
 
 async def test_no_new_evidence_stops_the_loop() -> None:
@@ -85,9 +86,9 @@ async def test_no_new_evidence_stops_the_loop() -> None:
         QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
     )
     assert outcome.stop_reason is StopReason.NO_NEW_EVIDENCE
-    assert [r["new_paragraph_ids"] for r in outcome.trace["rounds"]] == [["p1", "p2"], []]
+    assert [r.new_paragraph_ids for r in outcome.trace.rounds] == [("p1", "p2"), ()]
     assert not outcome.sufficient and outcome.missing == "预算"
-    assert outcome.trace["stop_label_zh"] == "未发现新增资料"
+    assert outcome.trace.stop_label("zh") == "未发现新增资料"
 
 
 async def test_empty_evidence_is_never_sufficient() -> None:
@@ -100,7 +101,7 @@ async def test_empty_evidence_is_never_sufficient() -> None:
     )
     assert outcome.hits == () and not outcome.sufficient
     assert outcome.stop_reason is StopReason.NO_FOLLOWUP_QUERY
-    assert outcome.trace["rounds"][0]["sufficient"] is False
+    assert outcome.trace.rounds[0].sufficient is False
     assert outcome.missing == "no relevant evidence was found"
     assert emit.assessed == [(1, False, "no relevant evidence was found")]
 
@@ -116,7 +117,7 @@ async def test_an_invalid_assessment_is_recorded_as_unfinished() -> None:
     )
     assert outcome.stop_reason is StopReason.ASSESSMENT_ERROR and not outcome.sufficient
     assert outcome.missing == "证据充分性评估失败,无法确认已覆盖全部问题"
-    assert outcome.trace["rounds"][0]["sufficient"] is False
+    assert outcome.trace.rounds[0].sufficient is False
     assert kb.queries == [QUESTION] and [h.id for h in outcome.hits] == ["p1"]
     assert emit.assessed == [(1, False, outcome.missing)]
 
@@ -149,7 +150,7 @@ async def test_the_round_cap_holds() -> None:
         QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
     )
     assert outcome.stop_reason is StopReason.MAX_ROUNDS
-    assert kb.queries == [QUESTION, "第二轮"] and len(outcome.trace["rounds"]) == 2
+    assert kb.queries == [QUESTION, "第二轮"] and len(outcome.trace.rounds) == 2
     assert outcome.missing == "b"
 
 
@@ -165,8 +166,8 @@ async def test_no_datasets_makes_no_search_and_no_model_call() -> None:
     )
     assert outcome.stop_reason is StopReason.NO_DATASETS and not outcome.sufficient
     assert engine.history == [] and kb.requests == [] and outcome.model_calls == 0
-    assert outcome.trace["rounds"] == [] and outcome.trace["stop_label_en"] == "no knowledge base configured"
-    assert set(outcome.trace) == TRACE_KEYS
+    assert outcome.trace.rounds == () and outcome.trace.stop_label("en") == "no knowledge base configured"
+    assert set(outcome.trace.to_json()) == TRACE_KEYS
 
 
 async def test_each_follow_up_round_keeps_at_most_the_best_new_candidates() -> None:
@@ -180,9 +181,9 @@ async def test_each_follow_up_round_keeps_at_most_the_best_new_candidates() -> N
     outcome = await retriever.retrieve(
         "预算", datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
     )
-    first, second = outcome.trace["rounds"]
-    assert len(first["new_paragraph_ids"]) == 10
-    assert sorted(second["new_paragraph_ids"]) == [f"p{i:02d}" for i in range(4, 12)]
+    first, second = outcome.trace.rounds
+    assert len(first.new_paragraph_ids) == 10
+    assert sorted(second.new_paragraph_ids) == [f"p{i:02d}" for i in range(4, 12)]
     assert len(outcome.hits) == 18
 
 
@@ -193,7 +194,7 @@ async def test_the_cap_can_apply_to_the_first_round_too() -> None:
     outcome = await retriever.retrieve(
         "预算", datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
     )
-    assert sorted(outcome.trace["rounds"][0]["new_paragraph_ids"]) == [f"p{i:02d}" for i in range(4, 12)]
+    assert sorted(outcome.trace.rounds[0].new_paragraph_ids) == [f"p{i:02d}" for i in range(4, 12)]
 
 
 async def test_the_evidence_token_budget_stops_the_loop() -> None:

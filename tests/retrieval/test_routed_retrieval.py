@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from core.models import Assessment, StopReason
+from core.models import Assessment
 from core.retrieval.iterative import IterativeRetriever
 from core.retrieval.single_search import single_search_trace
+from core.trace import RerankSummary, StopReason
 from tests.fakes import FakeEngine, FakeKnowledgeBase
 from tests.retrieval.support import (
     QUESTION,
@@ -27,12 +28,14 @@ async def test_a_covered_single_hop_question_is_one_search_and_one_assessment() 
     )
     assert len(engine.calls("assess")) == 1 and engine.calls("vote") == []
     assert outcome.stop_reason is StopReason.SINGLE_SEARCH and outcome.sufficient
-    assert outcome.trace["complexity"]["source"] == "rule" and outcome.trace["mode"] == "single"
+    complexity = outcome.trace.complexity
+    assert complexity is not None and complexity.source == "rule" and outcome.trace.mode == "single"
     baseline = single_search_trace(
         [], query="q", reason=StopReason.SINGLE_SEARCH, run_time=0, sufficient=True
-    )
-    assert set(outcome.trace) == set(baseline) | {"complexity", "rerank"} == TRACE_KEYS
-    assert set(outcome.trace["rounds"][0]) == set(baseline["rounds"][0]) == ROUND_KEYS  # type: ignore[index]
+    ).to_json()
+    stored = outcome.trace.to_json()
+    assert set(stored) == set(baseline) | {"complexity", "rerank"} == TRACE_KEYS
+    assert set(stored["rounds"][0]) == set(baseline["rounds"][0]) == ROUND_KEYS
     assert emit.retrieving == [(1, "行政复议的申请期限是多久")] and emit.assessed == [(1, True, "")]
     assert len(reranker.calls) == 1 and outcome.model_calls == 1
 
@@ -53,11 +56,11 @@ async def test_a_single_hop_search_with_an_unsupported_part_escalates_into_the_l
     outcome = await retriever.retrieve(
         question, datasets=["ds"], search_mode="blend", retrieval_mode="auto", emit=emit
     )
-    assert outcome.trace["mode"] == "multi" and outcome.trace["escalated"] is True
+    assert outcome.trace.mode == "multi" and outcome.trace.escalated is True
     assert kb.queries == [question, "行政复议 期限 六十日"]
     assert emit.retrieving == [(1, question), (2, "行政复议 期限 六十日")]
     assert outcome.stop_reason is StopReason.SUFFICIENT and len(reranker.calls) == 1
-    assert [r["round"] for r in outcome.trace["rounds"]] == [1, 2] and len(engine.calls("assess")) == 2
+    assert [r.round for r in outcome.trace.rounds] == [1, 2] and len(engine.calls("assess")) == 2
 
 
 async def test_a_forced_single_search_is_final_and_says_what_is_missing() -> None:
@@ -72,7 +75,8 @@ async def test_a_forced_single_search_is_final_and_says_what_is_missing() -> Non
         retrieval_mode="single",
         emit=Recorder(),
     )
-    assert outcome.trace["escalated"] is False and outcome.trace["complexity"]["source"] == "forced"
+    complexity = outcome.trace.complexity
+    assert outcome.trace.escalated is False and complexity is not None and complexity.source == "forced"
     assert kb.queries == ["行政复议的申请期限是多久"]
     assert outcome.sufficient is False and outcome.missing == "期限"
     assert outcome.stop_reason is StopReason.SINGLE_SEARCH
@@ -122,7 +126,8 @@ async def test_the_final_rerank_runs_exactly_once_over_all_rounds() -> None:
         QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
     )
     assert reranker.calls == [(QUESTION, ["p1", "p2", "p3"])]
-    assert outcome.trace["rerank"] == {"method": "counting", "candidates": 3, "kept": 3}
+    assert outcome.trace.rerank == RerankSummary(method="counting", candidates=3, kept=3)
+    assert outcome.trace.to_json()["rerank"] == {"method": "counting", "candidates": 3, "kept": 3}
 
 
 async def test_a_failing_reranker_falls_back_to_the_local_one_and_says_so() -> None:
@@ -137,7 +142,10 @@ async def test_a_failing_reranker_falls_back_to_the_local_one_and_says_so() -> N
         emit=Recorder(),
     )
     assert [h.id for h in outcome.hits] == ["p1"]
-    assert outcome.trace["rerank"] == {
+    assert outcome.trace.rerank == RerankSummary(
+        method="local", candidates=1, kept=1, fallback_from="http", error="model_unavailable"
+    )
+    assert outcome.trace.to_json()["rerank"] == {
         "method": "local",
         "fallback_from": "http",
         "error": "model_unavailable",
@@ -155,10 +163,13 @@ async def test_the_multi_hop_trace_has_the_documented_shape() -> None:
     outcome = await retriever.retrieve(
         QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="auto", emit=Recorder()
     )
-    trace = outcome.trace
+    trace = outcome.trace.to_json()
     assert set(trace) == TRACE_KEYS and set(trace["rounds"][0]) == ROUND_KEYS
     assert trace["stop_reason"] == "no_followup_query" and trace["stop_label_zh"] == "无后续查询"
     assert trace["complexity"]["source"] == "model" and trace["complexity"]["model_vote"] is True
+    complexity = outcome.trace.complexity
+    assert complexity is not None and complexity.source == "model" and complexity.model_vote is True
+    assert outcome.trace.stop_reason is StopReason.NO_FOLLOWUP_QUERY
     assert outcome.model_calls == 2 and outcome.usage.prompt_tokens == 25
     assert isinstance(trace["run_time"], float)
 

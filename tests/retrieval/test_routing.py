@@ -194,7 +194,7 @@ async def test_the_decision_is_recorded_as_a_dict() -> None:
     engine = FakeEngine()
     engine.votes.append(True)
     result = await route("q", MIDDLE, mode="auto", engine=engine, classifier=FakeClassifier(0.6))
-    recorded = result.decision.to_dict()
+    recorded = result.decision.to_json()
     assert {
         k: recorded[k] for k in ("decision", "source", "rule_score", "classifier_probability", "model_vote")
     } == {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.answering.trace_view import render_trace_text
+from core.trace import RetrievalTrace
 
 TRACE = {
     "mode": "multi",
@@ -53,7 +54,7 @@ TRACE = {
 
 def test_chinese_rendering_shows_routing_rounds_stop_and_rerank() -> None:
     """The zh rendering names the route, each round's queries and gap, the stop label and the rerank."""
-    text = render_trace_text(TRACE, "zh")
+    text = render_trace_text(RetrievalTrace.from_json(TRACE), "zh")
     assert "多轮检索" in text and "已升级为多轮" in text
     assert "规则分 0.33" in text and "模型投票 多轮检索" in text
     assert "第 1 轮: 查询 「行政复议 期限」" in text and "第 2 轮" in text
@@ -65,12 +66,12 @@ def test_chinese_rendering_shows_routing_rounds_stop_and_rerank() -> None:
 
 def test_english_rendering_uses_english_labels() -> None:
     """The en rendering uses the English stop label and English field names."""
-    text = render_trace_text(TRACE, "en")
+    text = render_trace_text(RetrievalTrace.from_json(TRACE), "en")
     assert 'Round 2: queries "某乡 2026 年 部门预算"' in text
     assert "Stopped: no new evidence" in text and "Result: sufficient no" in text
 
 
 def test_a_sparse_old_trace_still_renders() -> None:
     """A trace without complexity, rerank or labels renders with the label looked up from the reason."""
-    text = render_trace_text({"rounds": [], "stop_reason": "no_datasets"}, "en")
+    text = render_trace_text(RetrievalTrace.from_json({"rounds": [], "stop_reason": "no_datasets"}), "en")
     assert "no search was run" in text and "Stopped: no knowledge base configured" in text

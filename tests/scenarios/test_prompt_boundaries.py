@@ -12,7 +12,8 @@ from bot.compose import build_services
 from bot.settings import Settings
 from core.answering.prompts import ANSWER_SYSTEM_ZH, REWRITE_SYSTEM
 from core.events import Done
-from core.models import ConversationKey, Question, Record, StopReason, stop_reason_label
+from core.models import ConversationKey, Question, Record
+from core.trace import StopReason, stop_reason_label
 from tests.model_script import RecordedRequest
 from tests.model_server import ModelServer
 from tests.role_responder import RoleResponder, role_of

@@ -21,8 +21,9 @@ from core.events import (
     Queued,
     Retrieving,
 )
-from core.models import CompactionReport, Question, Record, RecordStatus, StopReason, stop_reason_label
+from core.models import CompactionReport, Question, Record, RecordStatus
 from core.text import detect_language
+from core.trace import StopReason, stop_reason_label
 from tests.fakes import InMemoryConversationStore
 
 

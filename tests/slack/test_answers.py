@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from core.events import ContextLoading, Progress
-from core.models import DeliveryState, RecordStatus, StopReason
+from core.models import DeliveryState, RecordStatus
+from core.trace import StopReason
 from tests.slack.harness import FAST, NATIVE, SlackHarness, progress_seen
 
 

@@ -28,6 +28,7 @@ from adapters.slack.rendering.mrkdwn import escape
 from adapters.slack.rendering.texts import t
 from core.answering.trace_summary import trace_summary
 from core.models import Record
+from core.trace import RetrievalTrace, RoundStep, record_trace
 
 TRACE_CALLBACK = "kb_trace"
 PAGE_ACTION_PREFIX = "kb_trace_page"
@@ -80,47 +81,43 @@ def _pairs(items: list[tuple[str, Any]]) -> str:
     return " · ".join(f"{name}: {escape(str(value))}" for name, value in items if value not in (None, ""))
 
 
-def _routing(trace: Mapping[str, Any], lang: str) -> str:
-    complexity = trace.get("complexity") or {}
-    head = _pairs(
-        [
-            (_l("mode", lang), trace.get("mode")),
-            (_l("escalated", lang), _yes(trace.get("escalated"), lang) if "escalated" in trace else None),
-            (_l("decision", lang), complexity.get("decision")),
-            (_l("source", lang), complexity.get("source")),
-        ]
-    )
-    scores = _pairs(
-        [
-            (_l("rule_score", lang), complexity.get("rule_score")),
-            (_l("classifier", lang), complexity.get("classifier_probability")),
-            (_l("vote", lang), complexity.get("model_vote")),
-        ]
-    )
-    reason = complexity.get("reason")
+def _routing(trace: RetrievalTrace, lang: str) -> str:
+    decision = trace.complexity
+    head: list[tuple[str, Any]] = [
+        (_l("mode", lang), trace.mode),
+        (_l("escalated", lang), _yes(trace.escalated, lang)),
+    ]
+    if decision is None:
+        return f"*{_l('routing', lang)}*\n{_pairs(head)}"
+    head += [(_l("decision", lang), decision.decision), (_l("source", lang), decision.source)]
+    scores = [
+        (_l("rule_score", lang), decision.rule_score),
+        (_l("classifier", lang), decision.classifier_probability),
+        (_l("vote", lang), decision.model_vote),
+    ]
     lines = [
         f"*{_l('routing', lang)}*",
-        head,
-        scores,
-        f"{_l('reason', lang)}: {escape(str(reason))}" if reason else "",
+        _pairs(head),
+        _pairs(scores),
+        f"{_l('reason', lang)}: {escape(decision.reason)}" if decision.reason else "",
     ]
     return "\n".join(line for line in lines if line)
 
 
-def _round(step: Mapping[str, Any], lang: str) -> str:
-    queries = "\n".join(f"• {escape(str(q))}" for q in step.get("queries") or []) or "—"
-    new_ids = [str(i) for i in step.get("new_paragraph_ids") or []]
+def _round(step: RoundStep, lang: str) -> str:
+    queries = "\n".join(f"• {escape(q)}" for q in step.queries) or "—"
+    new_ids = step.new_paragraph_ids
     lines = [
-        f"*{_l('round', lang, n=step.get('round', '?'))}*",
+        f"*{_l('round', lang, n=step.round or '?')}*",
         f"{_l('queries', lang)}:\n{queries}",
         f"{_l('new', lang)}: {len(new_ids)}"
         + (f" ({escape(clip(', '.join(new_ids), 300))})" if new_ids else ""),
-        f"{_l('total', lang)}: {step.get('total_evidence', '—')} · {_l('sufficient', lang)}: {_yes(step.get('sufficient'), lang)}",
+        f"{_l('total', lang)}: {step.total_evidence} · {_l('sufficient', lang)}: {_yes(step.sufficient, lang)}",
     ]
-    if step.get("missing"):
-        lines.append(f"{_l('gap', lang)}: {escape(str(step['missing']))}")
-    if step.get("next_queries"):
-        lines.append(f"{_l('next', lang)}: " + "; ".join(escape(str(q)) for q in step["next_queries"]))
+    if step.missing:
+        lines.append(f"{_l('gap', lang)}: {escape(step.missing)}")
+    if step.next_queries:
+        lines.append(f"{_l('next', lang)}: " + "; ".join(escape(q) for q in step.next_queries))
     return "\n".join(lines)
 
 
@@ -149,36 +146,34 @@ def trace_blocks(record: Record) -> list[Block]:
     """Every block of the full trace, before pagination."""
     lang = record_lang(record)
     details = record.details
-    trace = details.get("trace") or {}
+    trace = record_trace(details) or RetrievalTrace()
     blocks: list[Block] = [header(clip(record.question.replace("\n", " "), 150))]
     summary = trace_summary(details, lang)
     if summary:
         blocks.append(context(escape(summary)))
-    rewritten = trace.get("rewritten") or record.rewritten
+    rewritten = trace.rewritten or record.rewritten
     if rewritten and rewritten != record.question:
-        blocks.extend(_sections(f"*{_l('rewritten', lang)}*\n{escape(str(rewritten))}"))
+        blocks.extend(_sections(f"*{_l('rewritten', lang)}*\n{escape(rewritten)}"))
     blocks.extend(_sections(_routing(trace, lang)))
-    for step in trace.get("rounds") or []:
+    for step in trace.rounds:
         blocks.append(divider())
         blocks.extend(_sections(_round(step, lang)))
     blocks.append(divider())
-    stop = trace.get("stop_label_zh" if lang == "zh" else "stop_label_en") or trace.get("stop_reason") or "—"
-    stop_text = f"*{_l('stop', lang)}*: {escape(str(stop))} · {_l('sufficient', lang)}: {_yes(trace.get('sufficient'), lang)}"
-    if trace.get("missing"):
-        stop_text += f"\n{_l('gap', lang)}: {escape(str(trace['missing']))}"
+    stop = trace.stop_label(lang) or "—"
+    stop_text = (
+        f"*{_l('stop', lang)}*: {escape(stop)} · {_l('sufficient', lang)}: {_yes(trace.sufficient, lang)}"
+    )
+    if trace.missing:
+        stop_text += f"\n{_l('gap', lang)}: {escape(trace.missing)}"
     blocks.extend(_sections(stop_text))
     blocks.extend(_sections(_context(details.get("context") or {}, lang)))
-    rerank = trace.get("rerank") or {}
-    reranked = (
-        f"{rerank.get('method', '?')} {rerank.get('kept', '?')}/{rerank.get('candidates', '?')}"
-        if rerank
-        else None
-    )
+    rerank = trace.rerank
+    reranked = f"{rerank.method or '?'} {rerank.kept}/{rerank.candidates}" if rerank else None
     footer = _pairs(
         [
             (_l("engine", lang), details.get("engine")),
             (_l("rerank", lang), reranked),
-            (_l("run_time", lang), trace.get("run_time")),
+            (_l("run_time", lang), trace.run_time),
         ]
     )
     if footer:

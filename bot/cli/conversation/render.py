@@ -14,6 +14,7 @@ from core.answering.trace_summary import trace_summary
 from core.answering.trace_view import render_trace_text
 from core.events import AnswerDelta, Done, Failed, Notice, Progress
 from core.models import DeliveryState, Record
+from core.trace import record_trace
 
 
 def record_lang(record: Record) -> str:
@@ -106,8 +107,8 @@ def format_trace(record: Record) -> str:
     lines = [f"record {record.id} [{record.status}] · {one_line(record.question)}"]
     if record.rewritten:
         lines.append(("改写后的问题: " if lang == "zh" else "rewritten: ") + record.rewritten)
-    trace = record.details.get("trace")
-    if trace:
+    trace = record_trace(record.details)
+    if trace is not None:
         lines.append(render_trace_text(trace, lang))
     context = record.details.get("context")
     if isinstance(context, Mapping) and context:
