@@ -18,7 +18,7 @@ from core.answering.llm_engine import LlmEngine
 from core.conversation.compaction import CompactingContextLoader, compact_conversation
 from core.conversation.locks import LocalConversationLock
 from core.knowledge.search import SearchTiers
-from core.models import CompactionReport, RetrievalMode, SearchMode
+from core.models import CompactionReport
 from core.pipeline import Pipeline, PipelineLimits
 from core.ports import ConversationLock, ConversationStore, Engine, Reranker
 from core.retrieval.checked_engine import CheckedEngine
@@ -52,28 +52,30 @@ def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
 
     A model's assessor is checked against the extractive key-term check (core.retrieval.checked_engine).
     """
-    extractive = ExtractiveEngine(coverage_threshold=settings.kb_coverage_threshold, embedder=LocalEmbedder())
-    if settings.uses_extractive_engine:
+    extractive = ExtractiveEngine(
+        coverage_threshold=settings.agent.coverage_threshold, embedder=LocalEmbedder()
+    )
+    if settings.model.uses_extractive_engine:
         return extractive, None
     from adapters.models.openai_chat import OpenAIChatModel
 
     def model(name: str, *, deadline: float) -> OpenAIChatModel:
         return OpenAIChatModel(
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key,
+            base_url=settings.model.base_url,
+            api_key=settings.model.api_key,
             model=name,
-            timeout=settings.kb_model_timeout,
-            first_token_timeout=settings.kb_model_first_token_timeout,
+            timeout=settings.model.timeout,
+            first_token_timeout=settings.model.first_token_timeout,
             deadline=deadline,
-            context_tokens=settings.kb_model_context_tokens or None,
-            retries=settings.kb_model_retries,
+            context_tokens=settings.model.context_tokens or None,
+            retries=settings.model.retries,
         )
 
     # One client per role family even for one model: the answer and the auxiliary roles have their own deadline.
-    chat = model(settings.chat_model, deadline=settings.kb_answer_deadline)
-    aux = model(settings.aux_model, deadline=settings.kb_model_deadline)
+    chat = model(settings.model.chat_model, deadline=settings.answer.deadline)
+    aux = model(settings.model.aux_model, deadline=settings.model.deadline)
     engine = CheckedEngine(
-        LlmEngine(chat=chat, aux=aux, answer_max_tokens=settings.kb_answer_max_tokens), check=extractive
+        LlmEngine(chat=chat, aux=aux, answer_max_tokens=settings.answer.max_tokens), check=extractive
     )
     # The extractive engine is always the rewrite fallback; it answers only when KB_ANSWER_FALLBACK allows.
     return engine, extractive
@@ -81,7 +83,7 @@ def build_engine(settings: Settings) -> tuple[Engine, Engine | None]:
 
 def engine_notice(settings: Settings) -> str | None:
     """The line a command that answers prints when answers will be extractive, naming why; else None."""
-    reason = settings.extractive_reason
+    reason = settings.model.extractive_reason
     if reason is None:
         return None
     return f"kb: {reason}; answering with the offline extractive engine (quotes from the sources, no LLM)."
@@ -91,11 +93,11 @@ def build_reranker(settings: Settings) -> tuple[Reranker, Reranker | None]:
     """The final reranker: the HTTP rerank API when configured (local fusion as its fallback), else local."""
     # Lexical + retrieval-score fusion; embedding the candidates again measured no gain on HotpotQA.
     local = LocalReranker()
-    if settings.kb_rerank_url:
+    if settings.rerank.url:
         from adapters.models.http_reranker import HttpReranker
 
         reranker = HttpReranker(
-            settings.kb_rerank_url, model=settings.kb_rerank_model, api_key=settings.kb_rerank_api_key
+            settings.rerank.url, model=settings.rerank.model, api_key=settings.rerank.api_key
         )
         return reranker, local
     return local, None
@@ -105,21 +107,21 @@ def search_policy(settings: Settings) -> SearchPolicy:
     """Query-length tiers from settings (docs/design.md#query-length-tiers)."""
     return SearchPolicy(
         tiers=SearchTiers(
-            short_length=settings.kb_short_query_length,
-            topk_short=settings.kb_topk_short,
-            topk_medium=settings.kb_topk_medium,
-            topk_long=settings.kb_topk_long,
-            min_score_short=settings.kb_min_score_short,
-            min_score_default=settings.kb_min_score_default,
+            short_length=settings.search.short_query_length,
+            topk_short=settings.search.topk_short,
+            topk_medium=settings.search.topk_medium,
+            topk_long=settings.search.topk_long,
+            min_score_short=settings.search.min_score_short,
+            min_score_default=settings.search.min_score_default,
         )
     )
 
 
 async def _open_lock(settings: Settings, stack: AsyncExitStack) -> ConversationLock:
-    if settings.database_url.startswith(("postgres://", "postgresql://")):
+    if settings.storage.effective_database_url.startswith(("postgres://", "postgresql://")):
         from adapters.store.pg_lock import PostgresConversationLock
 
-        lock = await PostgresConversationLock.connect(settings.database_url)
+        lock = await PostgresConversationLock.connect(settings.storage.effective_database_url)
         stack.push_async_callback(lock.close)
         return lock
     return LocalConversationLock()
@@ -140,8 +142,8 @@ async def build_services(
     observes searches and counts model roles this way).
     """
     async with AsyncExitStack() as stack:
-        settings.kb_home.mkdir(parents=True, exist_ok=True)
-        store = await open_store(settings.database_url)
+        settings.storage.home.mkdir(parents=True, exist_ok=True)
+        store = await open_store(settings.storage.effective_database_url)
         stack.push_async_callback(store.close)
         lock = await _open_lock(settings, stack)
         embedders = EmbedderRegistry(settings)
@@ -157,13 +159,13 @@ async def build_services(
             engine = wrap_engine(engine)
         reranker, fallback_reranker = build_reranker(settings)
         classifier = None
-        if settings.kb_classifier_url:
+        if settings.classifier.url:
             from adapters.models.classifier_client import HttpComplexityClassifier
 
             classifier = HttpComplexityClassifier(
-                settings.kb_classifier_url,
-                timeout=settings.kb_classifier_timeout,
-                retry_after=settings.kb_classifier_retry_after,
+                settings.classifier.url,
+                timeout=settings.classifier.timeout,
+                retry_after=settings.classifier.retry_after,
             )
             stack.push_async_callback(classifier.aclose)
         retriever = IterativeRetriever(
@@ -172,23 +174,23 @@ async def build_services(
             reranker=reranker,
             fallback_reranker=fallback_reranker,
             classifier=classifier,
-            classifier_timeout=settings.kb_classifier_timeout,
+            classifier_timeout=settings.classifier.timeout,
             key_terms=key_terms,
             policy=search_policy(settings),
             limits=LoopLimits(
-                max_rounds=settings.kb_agent_max_rounds,
-                evidence_tokens=settings.kb_agent_evidence_tokens,
-                max_paragraphs=settings.kb_agent_max_paragraphs,
-                queries_per_round=settings.kb_agent_queries_per_round,
-                candidates_per_round=settings.kb_agent_candidates_per_round,
-                first_round_depth=settings.kb_first_search_depth,
+                max_rounds=settings.agent.max_rounds,
+                evidence_tokens=settings.agent.evidence_tokens,
+                max_paragraphs=settings.agent.max_paragraphs,
+                queries_per_round=settings.agent.queries_per_round,
+                candidates_per_round=settings.agent.candidates_per_round,
+                first_round_depth=settings.agent.first_search_depth,
             ),
         )
         loader = CompactingContextLoader(
             store=store,
             engine=engine,
-            dialogue_number=settings.kb_dialogue_number,
-            recent_tokens=settings.kb_context_recent_tokens,
+            dialogue_number=settings.context.dialogue_number,
+            recent_tokens=settings.context.recent_tokens,
         )
         pipeline = Pipeline(
             store=store,
@@ -199,21 +201,13 @@ async def build_services(
             fallback_engine=fallback_engine,
             compactor=lambda conversation_id: compact_conversation(conversation_id, loader=loader, lock=lock),
             limits=PipelineLimits(
-                question_max_tokens=settings.kb_question_max_tokens,
-                search_mode=_search_mode(settings.kb_search_mode),
-                retrieval_mode=_retrieval_mode(settings.kb_retrieval_mode),
-                answer_fallback=settings.kb_answer_fallback,
+                question_max_tokens=settings.context.question_max_tokens,
+                search_mode=settings.search.mode,
+                retrieval_mode=settings.agent.retrieval_mode,
+                answer_fallback=settings.answer.fallback,
             ),
         )
         yield Services(settings, store, lock, kb, engine, pipeline, loader)
-
-
-def _search_mode(value: str) -> SearchMode:
-    return "embedding" if value == "embedding" else "keywords" if value == "keywords" else "blend"
-
-
-def _retrieval_mode(value: str) -> RetrievalMode:
-    return "single" if value == "single" else "multi" if value == "multi" else "auto"
 
 
 async def resolve_datasets(
@@ -225,8 +219,8 @@ async def resolve_datasets(
     """
     if requested:
         return tuple(dict.fromkeys(requested))
-    if services.settings.kb_datasets:
-        return tuple(services.settings.kb_datasets)
+    if services.settings.search.datasets:
+        return tuple(services.settings.search.datasets)
     datasets = tuple(await services.kb.list_datasets())
     if datasets or not sample_if_empty:
         return datasets

@@ -23,7 +23,7 @@ async def ensure_sample_dataset(
     """Ingest the sample documents (idempotent: unchanged files write nothing)."""
     found = await asyncio.to_thread(lambda: list(iter_document_paths([SAMPLE_KB_DIR])))
     paths = [path for path in found if path.suffix.lower() in SUPPORTED_SUFFIXES]  # not the package's .py
-    model = await kb.dataset_model(dataset) or settings.kb_embedding_model
+    model = await kb.dataset_model(dataset) or settings.embedding.model
     summary = await ingest(
         kb,
         dataset,
@@ -31,7 +31,7 @@ async def ensure_sample_dataset(
         read=read_document,
         embedding_model=model,
         roots=[SAMPLE_KB_DIR],
-        max_tokens=settings.kb_chunk_tokens,
+        max_tokens=settings.ingest.chunk_tokens,
         unreadable=(UnreadableDocument, OSError, UnicodeError),
     )
     await kb.flush()

@@ -100,6 +100,6 @@ def test_replies_round_trip_through_json(reply: Reply) -> None:
 async def test_model_env_points_the_settings_at_the_server(model_env: ModelServer) -> None:
     """The model_env fixture makes bot.settings select the test server and its model."""
     settings = Settings()
-    assert settings.openai_base_url == model_env.base_url
-    assert settings.chat_model == settings.aux_model == model_env.model
-    assert not settings.uses_extractive_engine
+    assert settings.model.base_url == model_env.base_url
+    assert settings.model.chat_model == settings.model.aux_model == model_env.model
+    assert not settings.model.uses_extractive_engine

@@ -1,14 +1,17 @@
-"""Embedder over an OpenAI-compatible /v1/embeddings endpoint: batching, retries, vectors in input order."""
+"""Embedder over an OpenAI-compatible /v1/embeddings endpoint: batching, vectors in input order.
+
+The SDK retries a failed batch (KB_MODEL_RETRIES, its own backoff and Retry-After handling); its errors
+are mapped by adapters.models.error_mapping.
+"""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
-from typing import Any
 
-import openai
+from openai.types import CreateEmbeddingResponse
 
-from adapters.models.openai_retry import Backoff, Retrier, make_client, to_core_error
+from adapters.models.error_mapping import map_model_errors
+from adapters.models.openai_client import make_client
 from core.errors import ModelOutputInvalid, ModelUnavailable
 
 
@@ -25,16 +28,11 @@ class OpenAIEmbedder:
         retries: int = 3,
         timeout: float = 60.0,
         dimension: int | None = None,
-        backoff: Backoff = Backoff(),
-        client: openai.AsyncOpenAI | None = None,
     ) -> None:
         self._model = model
         self._batch_size = max(1, batch_size)
-        self._retries = retries
-        self._backoff = backoff
         self._dimension = dimension
-        self._owns_client = client is None
-        self._client = make_client(client, base_url=base_url, api_key=api_key, timeout=timeout)
+        self._client = make_client(base_url=base_url, api_key=api_key, timeout=timeout, retries=retries)
 
     @property
     def name(self) -> str:
@@ -58,9 +56,8 @@ class OpenAIEmbedder:
         return self.dimension
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this instance created it."""
-        if self._owns_client:
-            await self._client.close()
+        """Close the HTTP client."""
+        await self._client.close()
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in input order; batches of batch_size, sent one after another."""
@@ -75,19 +72,15 @@ class OpenAIEmbedder:
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         label = f"embeddings ({self._model}, {len(batch)} texts)"
-        retrier = Retrier(retries=self._retries, backoff=self._backoff, label=label)
-        create = functools.partial(
-            self._client.embeddings.create, model=self._model, input=batch, encoding_format="float"
-        )
-        try:
-            response = await retrier.run(create)
-        except (openai.OpenAIError, ValueError) as exc:
-            raise to_core_error(exc, label=label) from exc
+        with map_model_errors(label):
+            response = await self._client.embeddings.create(
+                model=self._model, input=batch, encoding_format="float"
+            )
         return self._vectors(response, expected=len(batch), label=label)
 
-    def _vectors(self, response: Any, *, expected: int, label: str) -> list[list[float]]:
+    def _vectors(self, response: CreateEmbeddingResponse, *, expected: int, label: str) -> list[list[float]]:
         """The response's vectors sorted by index, checked for count and a consistent dimension."""
-        data = sorted(getattr(response, "data", None) or [], key=lambda item: item.index)
+        data = sorted(response.data or [], key=lambda item: item.index)
         if [item.index for item in data] != list(range(expected)):
             raise ModelOutputInvalid(f"{label}: got indexes {[item.index for item in data][:10]}...")
         vectors = [[float(x) for x in item.embedding] for item in data]

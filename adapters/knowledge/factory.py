@@ -65,7 +65,7 @@ class EmbedderRegistry:
         if model == LOCAL_MODEL_NAME:
             return LocalEmbedder()
         settings = self._settings
-        base_url = settings.kb_embedding_base_url or settings.openai_base_url
+        base_url = settings.embedding.base_url or settings.model.base_url
         if not base_url:
             raise ModelUnavailable(
                 f"embedding model {model!r} needs KB_EMBEDDING_BASE_URL or OPENAI_BASE_URL"
@@ -74,10 +74,10 @@ class EmbedderRegistry:
 
         embedder: Embedder = OpenAIEmbedder(
             base_url=base_url,
-            api_key=settings.openai_api_key,
+            api_key=settings.model.api_key,
             model=model,
-            retries=settings.kb_model_retries,
-            timeout=settings.kb_model_timeout,
+            retries=settings.model.retries,
+            timeout=settings.model.timeout,
         )
         return embedder
 
@@ -95,14 +95,14 @@ async def open_knowledge_base(
 ) -> AsyncIterator[ChromaKnowledgeBase]:
     """The knowledge base for bot.settings.Settings; keyword indexes are flushed on exit."""
     client = await asyncio.to_thread(
-        make_chroma_client, chroma_path=settings.chroma_path, chroma_url=settings.kb_chroma_url
+        make_chroma_client, chroma_path=settings.storage.chroma_path, chroma_url=settings.storage.chroma_url
     )
     registry = EmbedderRegistry(settings)
     kb = ChromaKnowledgeBase(
         client,
         embedders=embedders or registry,
-        keyword_home=Path(settings.kb_home) / "keywords",
-        catalog_ttl=SERVER_CATALOG_TTL if settings.kb_chroma_url else None,
+        keyword_home=Path(settings.storage.home) / "keywords",
+        catalog_ttl=SERVER_CATALOG_TTL if settings.storage.chroma_url else None,
     )
     try:
         yield kb

@@ -1,10 +1,11 @@
 """HTTP client of the optional multi-hop classifier service (`POST /predict`, `GET /health`).
 
 A service that is down would cost every question the full timeout (2 s by default), so a failure
-(refused connection, timeout, HTTP 5xx, a body without a probability) is remembered for
-``retry_after`` seconds: meanwhile calls fail at once with ModelUnavailable and the router goes on to
+(refused connection, timeout, HTTP 5xx, a body that is not JSON or has no probability) is remembered
+for ``retry_after`` seconds: meanwhile calls fail at once with ModelUnavailable and the router goes on to
 its model vote. The first call after that window tries the service again. A 4xx answer is about the
-request, not the service, and is not remembered. One keep-alive session is reused across calls.
+request, not the service, and is not remembered. One keep-alive session is reused across calls; its
+errors are mapped by adapters.models.error_mapping.
 """
 
 from __future__ import annotations
@@ -17,18 +18,15 @@ from typing import Any
 
 import aiohttp
 
-from core.errors import ModelUnavailable
+from adapters.models.error_mapping import RequestRejected, map_model_errors, raise_for_status
+from core.errors import ModelError, ModelUnavailable
 
 DEFAULT_TIMEOUT = 2.0
 DEFAULT_RETRY_AFTER = 30.0
 
 
-class _RequestRejected(ModelUnavailable):
-    """A 4xx answer: the service is up, this request was refused."""
-
-
 class HttpComplexityClassifier:
-    """ComplexityClassifier over HTTP; every failure (timeout, HTTP error, bad body) is ModelUnavailable."""
+    """ComplexityClassifier over HTTP; a failure is ModelUnavailable (ModelOutputInvalid for a body not JSON)."""
 
     def __init__(
         self,
@@ -53,7 +51,8 @@ class HttpComplexityClassifier:
         loop = asyncio.get_running_loop()
         session = self._session
         if session is None or session.closed or self._session_loop is not loop:
-            session = self._session = aiohttp.ClientSession(timeout=self._timeout)
+            session = aiohttp.ClientSession(timeout=self._timeout, raise_for_status=raise_for_status)
+            self._session = session
             self._session_loop = loop
         return session
 
@@ -70,19 +69,9 @@ class HttpComplexityClassifier:
     async def _send(self, method: str, path: str, body: dict[str, Any] | None) -> Any:
         url = self._base + path
         self.requests_sent += 1
-        try:
+        with map_model_errors(f"classifier {method} {path}"):
             async with self._open_session().request(method, url, json=body) as response:
-                if response.status >= 400:
-                    detail = (await response.text())[:300]
-                    kind = _RequestRejected if response.status < 500 else ModelUnavailable
-                    raise kind(f"classifier HTTP {response.status} on {path}: {detail}")
                 return await response.json(content_type=None)
-        except ModelUnavailable:
-            raise
-        except TimeoutError as exc:
-            raise ModelUnavailable(f"classifier timed out on {path}") from exc
-        except (aiohttp.ClientError, ValueError) as exc:
-            raise ModelUnavailable(f"classifier request to {path} failed: {exc}") from exc
 
     async def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         if self._clock() < self._down_until:
@@ -91,9 +80,9 @@ class HttpComplexityClassifier:
         started = self._clock()
         try:
             return await self._send(method, path, body)
-        except _RequestRejected:
+        except RequestRejected:
             raise
-        except ModelUnavailable as exc:
+        except ModelError as exc:
             self._remember_failure(str(exc))
             raise
         except asyncio.CancelledError:

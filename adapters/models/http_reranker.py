@@ -1,4 +1,8 @@
-"""Reranker over an HTTP rerank API: TEI (`{query, texts}`) or Jina/Cohere (`{model, query, documents}`)."""
+"""Reranker over an HTTP rerank API: TEI (`{query, texts}`) or Jina/Cohere (`{model, query, documents}`).
+
+Its errors are mapped by adapters.models.error_mapping (HTTP errors and timeouts: ModelUnavailable; a body
+that is not JSON: ModelOutputInvalid).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from typing import Any
 
 import aiohttp
 
-from core.errors import ModelOutputInvalid, ModelUnavailable
+from adapters.models.error_mapping import map_model_errors, raise_for_status
+from core.errors import ModelOutputInvalid
 from core.models import Hit
 
 DEFAULT_TIMEOUT = 10.0
@@ -77,23 +82,12 @@ class HttpReranker:
 
     async def _post(self, body: dict[str, Any]) -> Any:
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        try:
+        with map_model_errors(f"rerank {self._url}"):
             async with (
-                aiohttp.ClientSession(timeout=self._timeout) as session,
+                aiohttp.ClientSession(timeout=self._timeout, raise_for_status=raise_for_status) as session,
                 session.post(self._url, json=body, headers=headers) as response,
             ):
-                if response.status >= 400:
-                    detail = (await response.text())[:300]
-                    raise ModelUnavailable(f"rerank HTTP {response.status}: {detail}")
                 return await response.json(content_type=None)
-        except ModelUnavailable:
-            raise
-        except TimeoutError as exc:
-            raise ModelUnavailable(f"rerank timed out: {self._url}") from exc
-        except aiohttp.ClientError as exc:
-            raise ModelUnavailable(f"rerank request failed: {exc}") from exc
-        except ValueError as exc:
-            raise ModelOutputInvalid(f"rerank response is not JSON: {exc}") from exc
 
     async def rerank(self, question: str, hits: Sequence[Hit]) -> list[Hit]:
         """All hits, best first by the service's relevance score; unscored hits follow in their order."""

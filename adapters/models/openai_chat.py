@@ -1,56 +1,47 @@
 """ChatModel over openai.AsyncOpenAI for any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama...).
 
-Every call streams, also the auxiliary roles' complete(): a slow but steady CPU model is then judged by the
-silence between chunks (`timeout`), with a separate allowance for the first token (`first_token_timeout`,
-which covers prompt processing), instead of one wall-clock limit that cuts long answers off. A role's
-`deadline` bounds a call across all its retries: complete() must finish within it; stream() must show its
-first text within it (once an answer flows, only silence stops it). A stream that ends without a
-finish_reason was cut off and is a failure, never a complete answer.
+The SDK sends, parses and retries the requests (adapters.models.openai_client). Written here, because no
+library does it: every call streams, also the auxiliary roles' complete(), so a slow but steady CPU model
+is judged by the silence between chunks (`timeout`), with a separate allowance for the first token
+(`first_token_timeout`, which covers prompt processing and the SDK's retries of the request) instead of
+one wall-clock limit that cuts long answers off. A stream that stalls or is cut after its headers is
+beyond the SDK's retries: one small loop (_stream) tries it again, from the same budget of `retries`,
+while nothing has been shown. A role's `deadline` bounds a call across all its retries: complete() must
+finish within it; stream() must show its first text within it (once an answer flows, only silence stops
+it). A stream that ends without a finish_reason was cut off and is a failure, never a complete answer.
+Also here: the JSON-mode fallback for servers that refuse a response_format (adapters.models.chat_request)
+and the stop of a repetition loop (adapters.models.output_checks).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
+from adapters.models.chat_request import NEXT_JSON_MODE, THINKING_OFF, ChatRequest, JsonMode
+from adapters.models.chat_stream import Stalled, StreamReader
 from adapters.models.context_window import fitted_max_tokens, probe_context_window
-from adapters.models.openai_retry import (
-    RETRIED,
-    Backoff,
-    Retrier,
-    StreamInterrupted,
-    describe,
-    is_transient,
-    make_client,
-    to_core_error,
-)
+from adapters.models.error_mapping import StreamInterrupted, describe, map_model_errors
+from adapters.models.openai_client import make_client, mentions_response_format
 from adapters.models.output_checks import answer_loop, extract_json, repetition_loop
-from adapters.models.think_filter import ThinkFilter
 from core.budget import count_tokens, message_tokens
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
 from core.models import Completion, Message, Usage
 
 log = logging.getLogger(__name__)
 
-# Sent through extra_body when thinking is disabled: vLLM / llama.cpp / Qwen chat templates read
-# chat_template_kwargs; DeepSeek / GLM / Doubao-style APIs read thinking.type
-# (docs/design.md#auxiliary-model-calls).
-THINKING_OFF: dict[str, Any] = {
-    "chat_template_kwargs": {"enable_thinking": False},
-    "thinking": {"type": "disabled"},
-}
-JsonMode = Literal["json_schema", "json_object", "text"]
-NEXT_JSON_MODE: dict[JsonMode, JsonMode] = {"json_schema": "json_object", "json_object": "text"}
 # Below this many tokens of room an answer is not worth asking for: the call fails (the fallback answers).
 MIN_REPLY_TOKENS = 48
-_SCHEMA_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+# Failures of a stream after its headers, which the SDK does not retry: a stall or cut-off, or the
+# connection lost mid-body (the SDK raises APIConnectionError / APITimeoutError from the iteration).
+STREAM_BROKEN = (StreamInterrupted, openai.APIConnectionError)
 
 
 def rejects_response_format(exc: BaseException) -> bool:
@@ -59,23 +50,12 @@ def rejects_response_format(exc: BaseException) -> bool:
         return False
     if exc.status_code not in (400, 422) and exc.status_code < 500:
         return False
-    text = f"{exc.message} {exc.body}".lower()
-    return any(word in text for word in ("response_format", "json_schema", "json_object", "response format"))
-
-
-def _usage_of(raw: Any) -> Usage | None:
-    if raw is None:
-        return None
-    return Usage(int(getattr(raw, "prompt_tokens", 0) or 0), int(getattr(raw, "completion_tokens", 0) or 0))
+    return mentions_response_format(f"{exc.message} {exc.body}")
 
 
 def _estimate_usage(messages: Sequence[Message], text: str) -> Usage:
     """Token counts when the server reports none (cl100k estimate)."""
     return Usage(sum(count_tokens(m.content) for m in messages), count_tokens(text))
-
-
-def _prompt_tokens(wire: Sequence[dict[str, str]]) -> int:
-    return message_tokens(m["content"] for m in wire)
 
 
 def _without_loop(text: str, unit: str) -> str:
@@ -91,79 +71,17 @@ def _without_loop(text: str, unit: str) -> str:
     return kept[:end]
 
 
-def _content_type(stream: Any) -> str:
-    """The Content-Type of a stream's HTTP response ("" when unknown)."""
-    headers = getattr(getattr(stream, "response", None), "headers", None)
-    return str(headers.get("content-type", "")) if headers is not None else ""
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    """A stream whose headers arrived: when its request was handed to the SDK, and the SDK's retries."""
 
-
-def _without_title(json_schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema as sent: its title becomes the response format's name instead."""
-    return {key: value for key, value in json_schema.items() if key != "title"}
-
-
-def _schema_name(json_schema: dict[str, Any]) -> str:
-    raw = str(json_schema.get("title") or "result")
-    return "".join(c if c in _SCHEMA_NAME_CHARS else "_" for c in raw)[:64] or "result"
-
-
-class _Stalled(StreamInterrupted):
-    """No chunk within the allowed silence: retried like a timeout while nothing has been shown."""
-
-
-class _CutOff(StreamInterrupted):
-    """The stream ended without a finish_reason (connection cut, no [DONE]): retried while nothing was shown."""
-
-    def __init__(self, characters: int) -> None:
-        super().__init__(f"the stream ended without a finish_reason after {characters} characters")
-
-
-class _StreamReader:
-    """Accumulates one streamed completion: visible text (thinking removed), finish reason, usage."""
-
-    def __init__(self) -> None:
-        self.filter = ThinkFilter()
-        self.parts: list[str] = []
-        self.finish_reason: str | None = None
-        self.usage: Usage | None = None
-        self.model = ""
-        self.received_content = False
-        self.chunks = 0
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-    def _keep(self, piece: str) -> str:
-        if piece:
-            self.parts.append(piece)
-        return piece
-
-    def feed(self, chunk: Any) -> str:
-        """The visible text this chunk adds (reasoning fields are never read)."""
-        self.chunks += 1
-        self.usage = _usage_of(getattr(chunk, "usage", None)) or self.usage
-        self.model = getattr(chunk, "model", "") or self.model
-        visible = ""
-        for choice in getattr(chunk, "choices", None) or []:
-            if getattr(choice, "index", 0) != 0:
-                continue
-            delta = getattr(choice, "delta", None)
-            content = getattr(delta, "content", None)
-            if content or getattr(delta, "reasoning_content", None):
-                self.received_content = True
-            if content:
-                visible += self.filter.feed(content)
-            if getattr(choice, "finish_reason", None):
-                self.finish_reason = choice.finish_reason
-        return self._keep(visible)
-
-    def finish(self) -> str:
-        return self._keep(self.filter.flush())
+    stream: openai.AsyncStream[ChatCompletionChunk]
+    sent_at: float
+    retries_taken: int
 
 
 class OpenAIChatModel:
-    """core.ports.ChatModel over the chat-completions API, with our own retry loop (SDK retries off)."""
+    """core.ports.ChatModel over the chat-completions API; the SDK retries requests, _stream broken streams."""
 
     def __init__(
         self,
@@ -177,14 +95,11 @@ class OpenAIChatModel:
         context_tokens: int | None = None,
         retries: int = 3,
         disable_thinking: bool = True,
-        backoff: Backoff = Backoff(),
-        client: openai.AsyncOpenAI | None = None,
     ) -> None:
         self._model = model
         self._base_url = base_url
         self._api_key = api_key
-        self._retries = retries
-        self._backoff = backoff
+        self._retries = max(0, retries)
         self._timeout = timeout
         self._first_token_timeout = first_token_timeout
         self._deadline = deadline
@@ -192,10 +107,9 @@ class OpenAIChatModel:
         self._window: int | None = None
         self._window_known = False
         self._window_lock = asyncio.Lock()
-        self._owns_client = client is None
         # Our own timeouts govern; the transport's read timeout only has to outlast the longest of them.
         transport = openai.Timeout(max(timeout, first_token_timeout) + 5.0, connect=min(timeout, 10.0))
-        self._client = make_client(client, base_url=base_url, api_key=api_key, timeout=transport)
+        self._client = make_client(base_url=base_url, api_key=api_key, timeout=transport, retries=retries)
         self._json_mode: JsonMode = "json_schema"
         self._thinking_hints = disable_thinking
 
@@ -215,9 +129,8 @@ class OpenAIChatModel:
         return self._thinking_hints
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this instance created it."""
-        if self._owns_client:
-            await self._client.close()
+        """Close the HTTP client."""
+        await self._client.close()
 
     async def context_window(self) -> int | None:
         """The server's context window (probed once: /props, /v1/models), else the configured one."""
@@ -233,6 +146,9 @@ class OpenAIChatModel:
                 log.info("model %s: context window %s", self._model, self._window or "unknown")
         return self._window
 
+    def _deadline_at(self) -> float | None:
+        return None if self._deadline is None else asyncio.get_running_loop().time() + self._deadline
+
     async def complete(
         self,
         messages: Sequence[Message],
@@ -247,19 +163,13 @@ class OpenAIChatModel:
         ModelOutputInvalid (empty, a repetition loop, or no JSON when a schema was asked for).
         """
         label = f"chat completion ({self._model})"
+        request = ChatRequest(
+            tuple(messages), max_tokens, temperature, label, json_schema, deadline_at=self._deadline_at()
+        )
         final: Completion | None = None
-
-        def check(text: str) -> None:
-            unit = repetition_loop(text)
-            if unit is not None:
-                raise ModelOutputInvalid(f"{label}: repetition loop ({unit[:20]!r} repeated)")
-
         try:
             async with asyncio.timeout(self._deadline):
-                stream = self._stream(
-                    messages, max_tokens, temperature, json_schema, label, retry_after_text=True, check=check
-                )
-                async with contextlib.aclosing(stream) as items:
+                async with contextlib.aclosing(self._stream(request)) as items:
                     async for item in items:
                         if isinstance(item, Completion):
                             final = item
@@ -292,11 +202,12 @@ class OpenAIChatModel:
         the first text across retries.
         """
         label = f"chat stream ({self._model})"
+        request = ChatRequest(
+            tuple(messages), max_tokens, temperature, label, shows_text=True, deadline_at=self._deadline_at()
+        )
         text = ""
         unit: str | None = None
-        async with contextlib.aclosing(
-            self._stream(messages, max_tokens, temperature, None, label, retry_after_text=False)
-        ) as items:
+        async with contextlib.aclosing(self._stream(request)) as items:
             async for item in items:
                 if isinstance(item, Completion):
                     yield item
@@ -315,47 +226,58 @@ class OpenAIChatModel:
         usage = await asyncio.to_thread(_estimate_usage, messages, text)
         yield Completion(text=kept, finish_reason="repetition", usage=usage, model=self._model)
 
-    async def _stream(
-        self,
-        messages: Sequence[Message],
-        max_tokens: int,
-        temperature: float,
-        json_schema: dict[str, Any] | None,
-        label: str,
-        *,
-        retry_after_text: bool,
-        check: Callable[[str], None] | None = None,
-    ) -> AsyncGenerator[str | Completion, None]:
-        """The attempts of one call. A failure after text was yielded is retried only when retry_after_text
-        (complete(): nothing was shown); `check` sees the text so far after every chunk."""
+    async def _stream(self, request: ChatRequest) -> AsyncGenerator[str | Completion, None]:
+        """The attempts of one call, ending with its Completion. The SDK retries a failed request; this loop
+        retries a stream broken after its headers (STREAM_BROKEN) while nothing was shown, from what is left
+        of the `retries` budget after the SDK's own retries. complete()'s text is checked for a repetition
+        loop after every chunk (stream() checks its answer itself)."""
         loop = asyncio.get_running_loop()
-        give_up_at = None if self._deadline is None else loop.time() + self._deadline
-        retrier = self._retrier(label)
-        while True:
-            reader = _StreamReader()
-            try:
-                async for piece in self._attempt(
-                    messages, max_tokens, temperature, json_schema, retrier, reader, give_up_at, check
-                ):
-                    yield piece
-                break
-            except (*RETRIED, ValueError) as exc:
-                if reader.parts and not retry_after_text:
-                    detail = f"{label}: broke after {len(reader.text)} characters: {describe(exc)}"
-                    raise ModelUnavailable(detail) from exc
-                past_deadline = give_up_at is not None and loop.time() >= give_up_at
-                if past_deadline or isinstance(exc, ValueError):
-                    raise to_core_error(exc, label=label) from exc
-                if not await retrier.wait_before_retry(exc):
-                    raise to_core_error(exc, label=label) from exc
+        check = None if request.shows_text else _repetition_check(request.label)
+        left = self._retries
+        with map_model_errors(request.label):
+            while True:
+                reader = StreamReader(request.label)
+                opened: _Opened | None = None
+                try:
+                    opened = await self._open(request, retries=left)
+                    left -= opened.retries_taken
+                    first_token_by = opened.sent_at + self._first_token_timeout
+                    if request.deadline_at is not None:
+                        first_token_by = min(first_token_by, request.deadline_at)
+                    pieces = reader.read(
+                        opened.stream, first_token_by=first_token_by, silence=self._timeout, check=check
+                    )
+                    async with contextlib.aclosing(pieces):  # a caller that stops early closes the stream
+                        async for piece in pieces:
+                            yield piece
+                    break
+                except STREAM_BROKEN as exc:
+                    if opened is None and not isinstance(exc, StreamInterrupted):
+                        raise  # the SDK already spent the budget retrying this request
+                    if reader.parts and request.shows_text:
+                        detail = (
+                            f"{request.label}: broke after {len(reader.text)} characters: {describe(exc)}"
+                        )
+                        raise ModelUnavailable(detail) from exc
+                    past_deadline = request.deadline_at is not None and loop.time() >= request.deadline_at
+                    if left <= 0 or past_deadline:
+                        raise
+                    left -= 1
+                    log.warning(
+                        "%s: %s; retry %d/%d",
+                        request.label,
+                        describe(exc),
+                        self._retries - left,
+                        self._retries,
+                    )
         tail = reader.finish()
         if tail:
             yield tail
         if not reader.text.strip() and reader.finish_reason != "length":
-            raise ModelOutputInvalid(f"{label}: empty content (finish_reason={reader.finish_reason})")
+            raise ModelOutputInvalid(f"{request.label}: empty content (finish_reason={reader.finish_reason})")
         usage = reader.usage
         if usage is None:
-            usage = await asyncio.to_thread(_estimate_usage, messages, reader.text)
+            usage = await asyncio.to_thread(_estimate_usage, request.messages, reader.text)
         yield Completion(
             text=reader.text,
             finish_reason=reader.finish_reason,
@@ -363,120 +285,61 @@ class OpenAIChatModel:
             model=reader.model or self._model,
         )
 
-    async def _attempt(
-        self,
-        messages: Sequence[Message],
-        max_tokens: int,
-        temperature: float,
-        json_schema: dict[str, Any] | None,
-        retrier: Retrier,
-        reader: _StreamReader,
-        give_up_at: float | None,
-        check: Callable[[str], None] | None,
-    ) -> AsyncGenerator[str, None]:
-        """One streamed request: first chunk with text within first_token_timeout, then none silent longer
-        than timeout; raises _CutOff when the stream ends without a finish_reason."""
+    async def _open(self, request: ChatRequest, *, retries: int) -> _Opened:
+        """Send the request (the SDK retrying it up to `retries` times) until its headers arrive, within the
+        first-token allowance and the deadline; degrade json_schema -> json_object -> text and drop the
+        thinking hints when the server rejects them."""
         loop = asyncio.get_running_loop()
-        response, sent_at = await self._create(
-            messages, max_tokens, temperature, json_schema, retrier, give_up_at
-        )
-        first_token_by = sent_at + self._first_token_timeout
-        if give_up_at is not None:
-            first_token_by = min(first_token_by, give_up_at)
-
-        def allowance() -> tuple[float, str]:
-            if reader.received_content:
-                return self._timeout, f"no data for {self._timeout:g} s"
-            return max(0.0, first_token_by - loop.time()), "no first token in time"
-
-        try:
-            chunks = response.__aiter__()
-            while True:
-                seconds, what = allowance()
-                try:
-                    chunk = await asyncio.wait_for(chunks.__anext__(), timeout=seconds)
-                except StopAsyncIteration:
-                    break
-                except TimeoutError as exc:
-                    raise _Stalled(what) from exc
-                piece = reader.feed(chunk)
-                if piece:
-                    if check is not None:
-                        check(reader.text)
-                    yield piece
-        finally:
-            await response.close()
-        if reader.finish_reason is None:
-            kind = _content_type(response)
-            if not reader.chunks and kind and "event-stream" not in kind:
-                raise ModelOutputInvalid(f"{retrier.label}: the reply is not an event stream ({kind})")
-            raise _CutOff(len(reader.text))
-
-    def _retrier(self, label: str) -> Retrier:
-        def transient(exc: BaseException) -> bool:
-            return is_transient(exc) and not rejects_response_format(exc)
-
-        return Retrier(retries=self._retries, backoff=self._backoff, label=label, transient=transient)
-
-    async def _create(
-        self,
-        messages: Sequence[Message],
-        max_tokens: int,
-        temperature: float,
-        json_schema: dict[str, Any] | None,
-        retrier: Retrier,
-        give_up_at: float | None,
-    ) -> tuple[Any, float]:
-        """Send the request, degrading json_schema -> json_object -> text and dropping thinking hints on
-        rejection; (the stream, when its request was sent). Each attempt's response headers must arrive
-        within the first-token allowance (and before the deadline)."""
-        loop = asyncio.get_running_loop()
+        client = self._client.with_options(max_retries=retries)
         hints = self._thinking_hints
-        sent_at = loop.time()
         while True:
-            json_mode: JsonMode | None = self._json_mode if json_schema is not None else None
-            wire = _wire_messages(messages, json_schema, json_mode)
-            fitted = await self._fit(wire, max_tokens)
-            params = self._params(wire, fitted, temperature, json_schema, json_mode, hints)
-            create = functools.partial(self._client.chat.completions.create, **params)
-
-            async def attempt(create: Any = create) -> Any:
-                nonlocal sent_at
-                sent_at = loop.time()
-                allowed = self._first_token_timeout
-                if give_up_at is not None:
-                    allowed = max(0.0, min(allowed, give_up_at - sent_at))
-                try:
-                    return await asyncio.wait_for(create(), timeout=allowed)
-                except TimeoutError as exc:
-                    raise _Stalled("no first token in time (no response headers)") from exc
-
+            json_mode = request.json_mode(self._json_mode)
+            wire = request.wire_messages(json_mode)
+            max_tokens = await self._fit(wire, request.max_tokens)
+            response_format = request.response_format(json_mode)
+            sent = client.chat.completions.with_raw_response.create(
+                model=self._model,
+                messages=wire,
+                max_tokens=max_tokens,
+                temperature=request.temperature,
+                stream=True,
+                stream_options={"include_usage": True},
+                response_format=openai.omit if response_format is None else response_format,
+                extra_body=dict(THINKING_OFF) if hints else None,
+            )
+            sent_at = loop.time()
+            allowed = self._first_token_timeout
+            if request.deadline_at is not None:
+                allowed = max(0.0, min(allowed, request.deadline_at - sent_at))
             try:
-                response = await retrier.run(attempt)
+                raw = await asyncio.wait_for(sent, timeout=allowed)
+            except TimeoutError as exc:
+                raise Stalled("no first token in time (no response headers)") from exc
             except openai.APIStatusError as exc:
                 if json_mode is not None and json_mode in NEXT_JSON_MODE and rejects_response_format(exc):
                     downgraded = NEXT_JSON_MODE[json_mode]
                     log.warning(
-                        "%s: %s rejected (%s); using %s", retrier.label, json_mode, describe(exc), downgraded
+                        "%s: %s rejected (%s); using %s", request.label, json_mode, describe(exc), downgraded
                     )
                     self._json_mode = downgraded
                     continue
                 if hints and exc.status_code in (400, 422):
-                    log.warning("%s: %s; retrying without thinking hints", retrier.label, describe(exc))
+                    log.warning("%s: %s; retrying without thinking hints", request.label, describe(exc))
                     hints = False
                     continue
                 raise
             if hints != self._thinking_hints:
-                log.warning("%s: the server refuses thinking hints; no longer sending them", retrier.label)
+                log.warning("%s: the server refuses thinking hints; no longer sending them", request.label)
                 self._thinking_hints = False
-            return response, sent_at
+            return _Opened(raw.parse(), sent_at, raw.retries_taken)
 
-    async def _fit(self, wire: list[dict[str, str]], max_tokens: int) -> int:
+    async def _fit(self, wire: Sequence[ChatCompletionMessageParam], max_tokens: int) -> int:
         """max_tokens lowered to the room the context window leaves; ModelUnavailable when none is left."""
         window = await self.context_window()
         if window is None:
             return max_tokens
-        prompt = await asyncio.to_thread(_prompt_tokens, wire)
+        contents = [str(m.get("content") or "") for m in wire]
+        prompt = await asyncio.to_thread(message_tokens, contents)
         fitted = fitted_max_tokens(prompt, max_tokens, window)
         if fitted < min(MIN_REPLY_TOKENS, max_tokens):
             raise ModelUnavailable(
@@ -493,47 +356,13 @@ class OpenAIChatModel:
             )
         return fitted
 
-    def _params(
-        self,
-        wire: list[dict[str, str]],
-        max_tokens: int,
-        temperature: float,
-        json_schema: dict[str, Any] | None,
-        json_mode: JsonMode | None,
-        hints: bool,
-    ) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self._model, "max_tokens": max_tokens, "temperature": temperature}
-        if json_schema is not None and json_mode == "json_schema":
-            params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": _schema_name(json_schema),
-                    "schema": _without_title(json_schema),
-                    "strict": True,
-                },
-            }
-        elif json_schema is not None and json_mode == "json_object":
-            params["response_format"] = {"type": "json_object"}
-        if hints:
-            params["extra_body"] = {**THINKING_OFF}
-        params["stream"] = True
-        params["stream_options"] = {"include_usage": True}
-        params["messages"] = wire
-        return params
 
+def _repetition_check(label: str) -> Callable[[str], None]:
+    """Raise ModelOutputInvalid as soon as the text so far ends in a repetition loop."""
 
-def _wire_messages(
-    messages: Sequence[Message], json_schema: dict[str, Any] | None, json_mode: JsonMode | None
-) -> list[dict[str, str]]:
-    """The messages as sent; without json_schema support the schema goes into the system message (this
-    also satisfies OpenAI's rule that json_object requests mention JSON)."""
-    wire = [{"role": m.role, "content": m.content} for m in messages]
-    if json_schema is None or json_mode == "json_schema":
-        return wire
-    schema = json.dumps(json_schema, ensure_ascii=False)
-    hint = f"Reply with only one JSON object, no other text, that matches this JSON schema:\n{schema}"
-    if wire and wire[0]["role"] == "system":  # some chat templates allow one leading system message
-        wire[0] = {"role": "system", "content": f"{wire[0]['content']}\n\n{hint}"}
-    else:
-        wire.insert(0, {"role": "system", "content": hint})
-    return wire
+    def check(text: str) -> None:
+        unit = repetition_loop(text)
+        if unit is not None:
+            raise ModelOutputInvalid(f"{label}: repetition loop ({unit[:20]!r} repeated)")
+
+    return check

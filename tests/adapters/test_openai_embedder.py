@@ -7,7 +7,6 @@ import json
 import pytest
 
 from adapters.embedders.openai_compatible import OpenAIEmbedder
-from adapters.models.openai_retry import Backoff
 from core.errors import ModelOutputInvalid, ModelUnavailable
 from tests import model_fixtures
 from tests.model_script import Reply
@@ -15,12 +14,11 @@ from tests.model_server import ModelServer, hashed_vector
 
 model_server = model_fixtures.model_server  # the shared fixture, re-exported so pytest finds it here
 
-FAST = Backoff(base=0.01, cap=0.05)
 TEXTS = [f"第{i}条 行政复议申请期限" for i in range(7)]
 
 
 def make_embedder(server: ModelServer, **options: object) -> OpenAIEmbedder:
-    settings: dict[str, object] = {"timeout": 2.0, "retries": 3, "backoff": FAST}
+    settings: dict[str, object] = {"timeout": 2.0, "retries": 3}
     settings.update(options)
     return OpenAIEmbedder(base_url=server.base_url, model="embed-model", **settings)  # type: ignore[arg-type]
 
@@ -69,7 +67,7 @@ async def test_no_texts_make_no_call(model_server: ModelServer) -> None:
 
 
 async def test_500_then_success_is_retried(model_server: ModelServer) -> None:
-    """A 500 on a batch is retried with the shared policy and the batch then succeeds."""
+    """A 500 on a batch is retried (by the SDK) and the batch then succeeds."""
     model_server.enqueue(Reply.failure(500), endpoint="embeddings")
     vectors = await make_embedder(model_server).embed_documents(TEXTS[:2])
     assert len(vectors) == 2 and len(model_server.embedding_requests) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import socket
 import time
@@ -11,13 +12,14 @@ from collections.abc import AsyncIterator
 import openai
 import pytest
 
-from adapters.models.openai_chat import THINKING_OFF, OpenAIChatModel
-from adapters.models.openai_retry import Backoff, StreamInterrupted
+from adapters.models.chat_request import THINKING_OFF
+from adapters.models.error_mapping import StreamInterrupted
+from adapters.models.openai_chat import OpenAIChatModel
 from core.budget import count_tokens
 from core.errors import ModelOutputInvalid, ModelTruncated, ModelUnavailable
 from core.models import Completion, Message, Usage
 from tests import model_fixtures
-from tests.adapters.chat_support import FAST, drain, make_model
+from tests.adapters.chat_support import drain, make_model
 from tests.model_script import Reply
 from tests.model_server import ModelServer
 
@@ -131,13 +133,44 @@ async def test_429_with_retry_after_waits_as_told_then_succeeds(
     assert 0.95 <= second.received_at - first.received_at < 1.5
 
 
-async def test_retry_after_is_capped(model_server: ModelServer) -> None:
-    """A Retry-After beyond the cap waits only the cap (0.2 s here instead of 30 s)."""
-    model = make_model(model_server, backoff=Backoff(base=0.01, cap=0.05, retry_after_cap=0.2))
+@pytest.mark.parametrize("form", ["retry-after-ms", "http-date"])
+async def test_the_other_retry_after_forms_are_honoured(
+    chat: OpenAIChatModel, model_server: ModelServer, form: str
+) -> None:
+    """retry-after-ms (here 600 ms) and Retry-After as an HTTP date (about 2 s ahead) set the wait."""
+    if form == "retry-after-ms":
+        headers, low, high = (("retry-after-ms", "600"),), 0.55, 1.0
+    else:
+        moment = email.utils.formatdate(time.time() + 2, usegmt=True)
+        headers, low, high = (("Retry-After", moment),), 0.9, 2.6  # the date has whole seconds
+    model_server.enqueue(
+        Reply(status=429, error="slow down", error_type="rate_limit", headers=headers), "好的"
+    )
+    assert (await chat.complete(QUESTION, max_tokens=10)).text == "好的"
+    first, second = model_server.chat_requests
+    assert low <= second.received_at - first.received_at < high
+
+
+async def test_a_retry_after_beyond_the_deadline_ends_the_call_at_the_deadline(
+    model_server: ModelServer,
+) -> None:
+    """A Retry-After of 30 s does not hold a call past its role's deadline (0.5 s here)."""
+    model = make_model(model_server, deadline=0.5)
     model_server.enqueue(Reply.failure(429, retry_after=30), "好的")
     started = time.monotonic()
+    with pytest.raises(ModelUnavailable, match="deadline"):
+        await model.complete(QUESTION, max_tokens=10)
+    assert time.monotonic() - started < 1.5
+    assert len(model_server.chat_requests) == 1
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503])
+async def test_transient_statuses_are_retried(model_server: ModelServer, status: int) -> None:
+    """408, 409, 429 and 5xx are retried (by the SDK) and the answer that follows is returned."""
+    model = make_model(model_server)
+    model_server.enqueue(Reply.failure(status), "好的")
     assert (await model.complete(QUESTION, max_tokens=10)).text == "好的"
-    assert 0.2 <= time.monotonic() - started < 1.0
+    assert len(model_server.chat_requests) == 2
 
 
 async def test_500_then_success_is_retried(
@@ -221,6 +254,17 @@ async def test_a_stream_dropped_after_text_raises_unavailable(
             received.append(item)
     assert received == ["一", "二"]
     assert len(model_server.chat_requests) == 1
+
+
+async def test_request_retries_and_stream_retries_share_one_budget(model_server: ModelServer) -> None:
+    """With retries=2, a 500 (retried by the SDK) and a cut-off stream (retried by the adapter) use the
+    whole budget: the second cut-off fails the call after 3 requests, the answer queued after it unasked."""
+    model = make_model(model_server, retries=2)
+    cut = Reply.ends_without_finish('{"a": 1', chunks=1)
+    model_server.enqueue(Reply.failure(500), cut, cut, "好的")
+    with pytest.raises(ModelUnavailable, match="without a finish_reason"):
+        await model.complete(QUESTION, max_tokens=10)
+    assert len(model_server.chat_requests) == 3
 
 
 async def test_a_broken_response_body_raises_output_invalid(
@@ -329,7 +373,7 @@ async def test_an_unreachable_server_raises_unavailable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    model = OpenAIChatModel(base_url=f"http://127.0.0.1:{port}/v1", model="m", retries=1, backoff=FAST)
+    model = OpenAIChatModel(base_url=f"http://127.0.0.1:{port}/v1", model="m", retries=1)
     with pytest.raises(ModelUnavailable) as caught:
         await model.complete(QUESTION, max_tokens=10)
     assert isinstance(caught.value.__cause__, openai.APIConnectionError)

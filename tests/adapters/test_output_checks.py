@@ -1,4 +1,5 @@
-"""JSON extraction and repetition-loop detection on small models' replies, and the context-window readers."""
+"""JSON extraction, repetition-loop detection and the <think> filter on small models' replies, and the
+context-window readers."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 
 from adapters.models.context_window import fitted_max_tokens, window_from_models, window_from_props
 from adapters.models.output_checks import extract_json, repetition_loop
+from adapters.models.think_filter import ThinkFilter, strip_thinking
 
 
 @pytest.mark.parametrize(
@@ -57,3 +59,21 @@ def test_max_tokens_is_lowered_only_when_the_window_is_short() -> None:
     assert fitted_max_tokens(1000, 1500, 32768) == 1500
     assert fitted_max_tokens(1000, 1500, 2000) == 2000 - 1150 - 32
     assert fitted_max_tokens(4000, 1500, 4096) < 0
+
+
+@pytest.mark.parametrize(
+    ("pieces", "visible"),
+    [
+        (["<think>x</think>\n\n答案"], "答案"),
+        (["<th", "ink>推", "理</th", "ink>", "\n", "\n答", "案"], "答案"),
+        (["  ", "答案"], "  答案"),
+        (["答案 <think>not leading</think>"], "答案 <think>not leading</think>"),
+        (["<thi"], "<thi"),
+        (["<think>never closed"], ""),
+    ],
+)
+def test_think_filter_removes_only_a_leading_block(pieces: list[str], visible: str) -> None:
+    """A leading <think> block is removed even when its tags are split across pieces; other text stays."""
+    stripper = ThinkFilter()
+    out = "".join(stripper.feed(piece) for piece in pieces) + stripper.flush()
+    assert out == visible == strip_thinking("".join(pieces))

@@ -172,7 +172,7 @@ async def run_engine(
     async with observed_services(settings) as (services, observed_kb, counting_engine):
         options = RunOptions(
             datasets=(DATASET,),
-            search_mode=parse_mode(settings.kb_search_mode),
+            search_mode=parse_mode(settings.search.mode),
             tiers=search_policy(settings).tiers,
         )
         timed = TimedPipeline(services.pipeline)
@@ -307,17 +307,12 @@ async def bench(args: argparse.Namespace, base_url: str, model: str) -> str:
     if args.per_type:
         questions = first_of_each_type(questions, args.per_type)
     questions = questions[: args.limit or None]
-    common: dict[str, Any] = {"kb_home": args.home, "kb_datasets": [DATASET]}
-    extractive = Settings(kb_model="extractive", **common)
+    common: dict[str, Any] = {"storage": {"home": args.home}, "search": {"datasets": [DATASET]}}
+    extractive = Settings(model={"name": "extractive"}, **common)
     results_x, _ = await run_engine(extractive, questions, label="extractive")
     async with RecordingProxy(base_url) as proxy:
-        live = Settings(
-            openai_base_url=proxy.base_url,
-            openai_api_key="local",
-            kb_chat_model=model,
-            **common,
-            **({"kb_model_timeout": args.timeout} if args.timeout else {}),
-        )
+        endpoint = {"base_url": proxy.base_url, "api_key": "local", "chat": model}
+        live = Settings(model={**endpoint, **({"timeout": args.timeout} if args.timeout else {})}, **common)
         results_m, timed = await run_engine(live, questions, label="model")
     starts = scored_starts(timed.started, questions)
     figures = model_figures(proxy, starts, [t for _, t in timed.started])

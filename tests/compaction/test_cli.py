@@ -40,8 +40,8 @@ class FakeServices:
         return CompactingContextLoader(
             store=self.store,
             engine=self.engine,
-            dialogue_number=self.settings.kb_dialogue_number,
-            recent_tokens=self.settings.kb_context_recent_tokens,
+            dialogue_number=self.settings.context.dialogue_number,
+            recent_tokens=self.settings.context.recent_tokens,
         )
 
 
@@ -111,7 +111,7 @@ async def test_compact_command_compacts_once_then_reports_under_budget(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Over budget the command compacts and prints the report; run again it finds nothing to compact."""
-    services = FakeServices(Settings(kb_context_recent_tokens=2500))
+    services = FakeServices(Settings(context={"recent_tokens": 2500}))
     await add_turns(services.store, 12)
 
     first = await compact_command(services, CONVERSATION)
@@ -136,7 +136,7 @@ async def test_unknown_conversations_are_a_clear_error() -> None:
 
 async def test_context_command_prints_json_counts(capsys: pytest.CaptureFixture[str]) -> None:
     """`kb context --json` counts the turns after the watermark and flags whether the next question compacts."""
-    services = FakeServices(Settings(kb_context_recent_tokens=2500))
+    services = FakeServices(Settings(context={"recent_tokens": 2500}))
     await add_turns(services.store, 12)
 
     code = await context_command(services, CONVERSATION, as_json=True)

@@ -31,12 +31,10 @@ from tests.replay.question_set import QUESTION_SET, QUESTION_SET_NAME, question_
 from tests.replay.session import SESSION_SETTINGS, TurnOutcome, run_question_set, session_settings
 
 # Recording waits for a slow CPU model instead of timing out: a cut-off call would make the cassette
-# depend on the machine's speed. (Settings unknown to the current code are ignored.)
-RECORD_TIMEOUTS: dict[str, float] = {
-    "kb_model_timeout": 600.0,
-    "kb_model_first_token_timeout": 1800.0,
-    "kb_model_deadline": 600.0,
-    "kb_answer_deadline": 600.0,
+# depend on the machine's speed.
+RECORD_TIMEOUTS: dict[str, dict[str, float]] = {
+    "model": {"timeout": 600.0, "first_token_timeout": 1800.0, "deadline": 600.0},
+    "answer": {"deadline": 600.0},
 }
 
 
@@ -105,9 +103,7 @@ async def record(base_url: str, model: str, out: Path) -> Cassette:
     async with RecordingProxy(base_url) as proxy:
         with tempfile.TemporaryDirectory(prefix="kb-record-") as home:
             settings = session_settings(base_url=proxy.base_url, model=model, home=Path(home))
-            settings = settings.model_copy(
-                update={k: v for k, v in RECORD_TIMEOUTS.items() if k in type(settings).model_fields}
-            )
+            settings = settings.replace(**RECORD_TIMEOUTS)
             outcomes = await run_question_set(settings, progress=_print_turn)
     seconds = round(time.monotonic() - started, 1)
     header = {

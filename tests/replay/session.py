@@ -17,12 +17,13 @@ from bot.cli.conversation.selection import Conversation, begin_question
 from bot.compose import build_services
 from bot.sample_data import ensure_sample_dataset
 from bot.sample_kb import SAMPLE_DATASET
-from bot.settings import Settings
+from bot.settings import Settings, nest_flat_keys
 from core.events import Failed
 from core.models import ConversationKey, ConversationScope, Question, Record
 from tests.replay.question_set import QUESTION_SET, ReplayConversation
 
-# Everything that shapes a request, fixed here rather than read from the environment.
+# Everything that shapes a request, fixed here rather than read from the environment; written into each
+# cassette's header by these (environment-variable) names, so it stays flat.
 SESSION_SETTINGS: dict[str, Any] = {
     "kb_datasets": [SAMPLE_DATASET],
     "kb_answer_max_tokens": 400,  # a small CPU model: short answers keep recording quick and cassettes small
@@ -35,19 +36,24 @@ SESSION_SETTINGS: dict[str, Any] = {
 def session_settings(*, base_url: str, model: str, home: Path, timeout: float = 60.0) -> Settings:
     """Settings for one run: the fixed SESSION_SETTINGS, the model endpoint and a private KB_HOME."""
     return Settings(
-        kb_home=home,
-        kb_database_url=None,
-        kb_chroma_url=None,
-        openai_base_url=base_url,
-        openai_api_key="local",
-        kb_model=None,
-        kb_chat_model=model,
-        kb_aux_model=model,
-        kb_model_timeout=timeout,
-        kb_embedding_model="use-multilingual-v3",
-        kb_classifier_url=None,
-        kb_rerank_url=None,
-        **SESSION_SETTINGS,
+        **nest_flat_keys(
+            Settings,
+            {
+                "kb_home": home,
+                "kb_database_url": None,
+                "kb_chroma_url": None,
+                "openai_base_url": base_url,
+                "openai_api_key": "local",
+                "kb_model": None,
+                "kb_chat_model": model,
+                "kb_aux_model": model,
+                "kb_model_timeout": timeout,
+                "kb_embedding_model": "use-multilingual-v3",
+                "kb_classifier_url": None,
+                "kb_rerank_url": None,
+                **SESSION_SETTINGS,
+            },
+        )
     )
 
 

@@ -60,7 +60,7 @@ async def test_a_rejected_token_is_reported_at_start(capsys: pytest.CaptureFixtu
     mock = await MockSlackApi().start()
     try:
         settings = Settings(
-            slack_bot_token="xoxb-invalid", slack_signing_secret=SECRET, slack_api_url=mock.url
+            slack={"bot_token": "xoxb-invalid", "signing_secret": SECRET, "api_url": mock.url}
         )
         assert await run_server(settings, FakePipeline(), port=_free_port(), host="127.0.0.1") == 2
     finally:
@@ -73,9 +73,7 @@ async def test_http_mode_serves_healthz_and_signed_events_until_stopped() -> Non
     mock = await MockSlackApi().start()
     port, stop, pipeline = _free_port(), asyncio.Event(), FakePipeline()
     settings = Settings(
-        slack_bot_token="xoxb-test",
-        slack_signing_secret=SECRET,
-        slack_api_url=mock.url,
+        slack={"bot_token": "xoxb-test", "signing_secret": SECRET, "api_url": mock.url},
         channels={"default": ChannelConfig(datasets=["docs"])},
     )
     server = asyncio.create_task(
@@ -157,9 +155,7 @@ async def test_socket_mode_receives_an_event_over_the_websocket_and_answers() ->
     )
     stop = asyncio.Event()
     settings = Settings(
-        slack_bot_token="xoxb-test",
-        slack_app_token="xapp-test",
-        slack_api_url=mock.url,
+        slack={"bot_token": "xoxb-test", "app_token": "xapp-test", "api_url": mock.url},
         channels={"default": ChannelConfig(datasets=["docs"])},
     )
     server = asyncio.create_task(

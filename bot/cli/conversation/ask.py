@@ -107,7 +107,7 @@ async def scope_for(
         datasets=args.dataset,
         search_mode=args.search_mode,
         retrieval_mode=args.mode,
-        default_datasets=services.settings.kb_datasets,
+        default_datasets=services.settings.search.datasets,
     )
 
 
@@ -188,7 +188,7 @@ async def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     text = (
         args.question
         if args.again is not None
-        else checked_question(args.question, max_tokens=settings.kb_question_max_tokens)
+        else checked_question(args.question, max_tokens=settings.context.question_max_tokens)
     )
     async with build_services(settings) as services:
         if args.again is not None:

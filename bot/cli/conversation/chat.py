@@ -170,7 +170,7 @@ class ChatSession:
 
     async def _answer(self, text: str) -> Record | None:
         services = self._services()
-        question = checked_question(text, max_tokens=self.settings.kb_question_max_tokens)
+        question = checked_question(text, max_tokens=self.settings.context.question_max_tokens)
         conversation = self._conversation()
         scope = await scope_for(services, conversation, self.args)
         conversation_id = await begin_question(services.store, conversation, scope)

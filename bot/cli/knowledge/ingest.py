@@ -21,12 +21,12 @@ from adapters.knowledge.document_readers import (
 from adapters.knowledge.factory import open_knowledge_base
 from adapters.knowledge.readers.base import MB
 from bot.cli.knowledge.ingest_progress import IngestReporter
-from bot.settings import INT_RANGES, Settings
+from bot.settings import IngestSettings, Settings, field_bounds
 from core.errors import InvalidInput
 from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import IngestEvent, IngestSummary
 
-_MIN_TOKENS, _MAX_TOKENS = INT_RANGES["kb_chunk_tokens"][1:]
+_MIN_TOKENS, _MAX_TOKENS = field_bounds(IngestSettings.model_fields["chunk_tokens"])
 
 
 def register(commands: Any) -> None:
@@ -50,7 +50,7 @@ def register(commands: Any) -> None:
 def read_limits(settings: Settings) -> ReadLimits:
     """How big a file, and how far an archive may unpack (KB_MAX_FILE_MB, KB_MAX_ARCHIVE_MB)."""
     return ReadLimits(
-        max_file_bytes=settings.kb_max_file_mb * MB, max_archive_bytes=settings.kb_max_archive_mb * MB
+        max_file_bytes=settings.ingest.max_file_mb * MB, max_archive_bytes=settings.ingest.max_archive_mb * MB
     )
 
 
@@ -94,7 +94,7 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     if missing:
         names = ", ".join(str(path) for path in missing)
         raise InvalidInput(f"文件或文件夹不存在:{names}", f"No such file or folder: {names}")
-    max_tokens = args.chunk_tokens if args.chunk_tokens is not None else settings.kb_chunk_tokens
+    max_tokens = args.chunk_tokens if args.chunk_tokens is not None else settings.ingest.chunk_tokens
     max_tokens = max(_MIN_TOKENS, min(_MAX_TOKENS, max_tokens))
     limits = read_limits(settings)
     paths, roots, total_bytes = await asyncio.to_thread(_scan, args.paths, limits)
@@ -112,7 +112,7 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
         async with open_knowledge_base(settings) as kb:
             existing_model = await kb.dataset_model(dataset)
-            model = args.embedding or existing_model or settings.kb_embedding_model
+            model = args.embedding or existing_model or settings.embedding.model
             if existing_model and model != existing_model:
                 raise InvalidInput(
                     f"知识库「{dataset}」使用 {existing_model} 建立,不能改用 {model}。",

@@ -34,19 +34,19 @@ def register(commands: Any) -> None:
 def tiers_from(settings: Settings) -> SearchTiers:
     """The query-length tiers configured in settings (docs/design.md#query-length-tiers)."""
     return SearchTiers(
-        short_length=settings.kb_short_query_length,
-        topk_short=settings.kb_topk_short,
-        topk_medium=settings.kb_topk_medium,
-        topk_long=settings.kb_topk_long,
-        min_score_short=settings.kb_min_score_short,
-        min_score_default=settings.kb_min_score_default,
+        short_length=settings.search.short_query_length,
+        topk_short=settings.search.topk_short,
+        topk_medium=settings.search.topk_medium,
+        topk_long=settings.search.topk_long,
+        min_score_short=settings.search.min_score_short,
+        min_score_default=settings.search.min_score_default,
     )
 
 
 def search_request(args: argparse.Namespace, settings: Settings) -> SearchRequest:
     """The validated request: --top/--threshold when given, else the query-length tier's values."""
-    default_mode: SearchMode = parse_mode(settings.kb_search_mode)
-    datasets = args.dataset or settings.kb_datasets
+    default_mode: SearchMode = parse_mode(settings.search.mode)
+    datasets = args.dataset or settings.search.datasets
     request = build_search_request(args.query, datasets, mode=args.mode, default_mode=default_mode)
     tier_limit, tier_threshold = tier_for(request.query, tiers_from(settings))
     return build_search_request(

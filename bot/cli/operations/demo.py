@@ -17,14 +17,11 @@ from core.events import Done, Failed
 from core.models import ConversationScope, Question
 from core.text import detect_language
 
-DEMO_OVERRIDES: dict[str, Any] = {
+DEMO_OVERRIDES: dict[str, dict[str, Any]] = {
     # Small enough that the compound question needs a second round and compaction kicks in by turn 3.
-    "kb_context_recent_tokens": 512,
-    "kb_topk_short": 3,
-    "kb_topk_medium": 3,
-    "kb_topk_long": 3,
-    "kb_first_search_depth": 3,
-    "kb_datasets": [SAMPLE_DATASET],
+    "context": {"recent_tokens": 512},
+    "search": {"topk_short": 3, "topk_medium": 3, "topk_long": 3, "datasets": [SAMPLE_DATASET]},
+    "agent": {"first_search_depth": 3},
 }
 
 
@@ -36,7 +33,7 @@ def register(commands: Any) -> None:
 
 def demo_settings(settings: Settings) -> Settings:
     """The user's settings with the demo's own data directory and small budgets."""
-    return settings.model_copy(update={**DEMO_OVERRIDES, "kb_home": settings.kb_home / "demo"})
+    return settings.replace(**DEMO_OVERRIDES, storage={"home": settings.storage.home / "demo"})
 
 
 async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
@@ -44,7 +41,7 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
     started = time.monotonic()
     settings = demo_settings(settings)
     out = sys.stdout
-    print(f"kb demo · data in {settings.kb_home} · dataset «{SAMPLE_DATASET}»", file=out)
+    print(f"kb demo · data in {settings.storage.home} · dataset «{SAMPLE_DATASET}»", file=out)
     print(
         "demo settings: top 3 paragraphs per search, history budget 512 tokens (to show compaction)\n",
         file=out,
@@ -80,7 +77,7 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
             f"{report.compacted_rounds} turns compacted (originals kept) · {time.monotonic() - started:.1f} s",
             file=out,
         )
-        home = f"KB_HOME={settings.kb_home}"
+        home = f"KB_HOME={settings.storage.home}"
         print(f"continue it: {home} kb chat --conversation {conversation_id}", file=out)
         print(f"look inside: {home} kb history {conversation_id} · kb context {conversation_id}", file=out)
     return 1 if failures else 0

@@ -93,7 +93,7 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
             listing = ", ".join(sorted(known)) or "(none — ingest one with `kb ingest PATH --dataset NAME`)"
             print(f"error: unknown dataset {', '.join(unknown)}; existing: {listing}", file=sys.stderr)
             return 2
-        mode = parse_mode(args.mode or settings.kb_search_mode)
+        mode = parse_mode(args.mode or settings.search.mode)
         retrieval = args.retrieval_mode or None
         options = RunOptions(
             datasets=tuple(dict.fromkeys(args.dataset)),
@@ -103,7 +103,7 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         )
         header = (
             f"kb eval · {len(questions)} questions from {path.name} · dataset {', '.join(options.datasets)} · "
-            f"search {mode} · retrieval {retrieval or settings.kb_retrieval_mode} · engine {services.engine.name}"
+            f"search {mode} · retrieval {retrieval or settings.agent.retrieval_mode} · engine {services.engine.name}"
         )
         print(header, file=sys.stderr)
         runner = EvalRunner(services.pipeline, observed_kb, counting_engine, options)

@@ -42,12 +42,12 @@ def register(commands: Any) -> None:
 
 def missing_setting(settings: Settings) -> str | None:
     """A clear message naming the first missing Slack setting, or None when the bot can start."""
-    if not (settings.slack_bot_token or "").strip():
+    if not (settings.slack.bot_token or "").strip():
         return (
             "SLACK_BOT_TOKEN is not set: copy the Bot User OAuth Token (xoxb-…) from your Slack app's "
             "'OAuth & Permissions' page (see docs/slack.md)."
         )
-    if not (settings.slack_app_token or settings.slack_signing_secret):
+    if not (settings.slack.app_token or settings.slack.signing_secret):
         return (
             "Neither SLACK_APP_TOKEN nor SLACK_SIGNING_SECRET is set: set SLACK_APP_TOKEN (xapp-…, "
             "connections:write) for Socket Mode, or SLACK_SIGNING_SECRET ('Basic Information' page) "
@@ -86,9 +86,9 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
 def slack_options(settings: Settings) -> SlackOptions:
     """The Slack bot's knobs that come from settings."""
     return SlackOptions(
-        resume_interrupted=settings.kb_resume_interrupted,
-        pending_grace=settings.kb_pending_grace,
-        streaming=settings.kb_slack_streaming,  # type: ignore[arg-type]  # validated against STREAMING_MODES
+        resume_interrupted=settings.slack.resume_interrupted,
+        pending_grace=settings.slack.pending_grace,
+        streaming=settings.slack.streaming,
     )
 
 
@@ -160,14 +160,14 @@ async def run_server(
     """Serve Slack until `stop` is set (or a signal arrives); in-flight answers are finished or interrupted."""
     stop = stop or asyncio.Event()
     _stop_on_signals(stop)
-    socket_mode = bool(settings.slack_app_token)
+    socket_mode = bool(settings.slack.app_token)
     async with aiohttp.ClientSession() as session:
-        client = build_web_client(settings.slack_bot_token, base_url=settings.slack_api_url, session=session)
+        client = build_web_client(settings.slack.bot_token, base_url=settings.slack.api_url, session=session)
         bot = SlackBot(
             client=client,
             pipeline=pipeline,
             channel_config=settings.channel,
-            signing_secret=settings.slack_signing_secret,
+            signing_secret=settings.slack.signing_secret,
             socket_mode=socket_mode,
             options=options,
             all_datasets=all_datasets,
@@ -206,7 +206,7 @@ async def run_server(
 async def _run_socket_mode(bot: SlackBot, settings: Settings, client: Any, stop: asyncio.Event) -> None:
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
-    handler: Any = AsyncSocketModeHandler(bot.app, app_token=settings.slack_app_token, web_client=client)
+    handler: Any = AsyncSocketModeHandler(bot.app, app_token=settings.slack.app_token, web_client=client)
     await handler.connect_async()
     print("kb serve: connected in Socket Mode", flush=True)
     await stop.wait()
