@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from core.models import Record
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The question's record is stored (pending): a front end may now show that it is being worked on."""
+
+    record: Record
+    phase: Literal["accepted"] = "accepted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,18 +93,19 @@ class Done:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The question failed; the record is marked failed with this reason; nothing follows."""
+    """The question failed; nothing follows. message is in the user's language. record is the stored
+    record as it ended (failed, or for code "duplicate" the record already stored under the event key),
+    None when nothing was stored (bad input, an unknown record to answer again)."""
 
     code: str
     message: str
     record: Record | None = None
-    # Free-form extras for a front end's failure text; core sets none.
-    details: dict[str, Any] = field(default_factory=dict)
     phase: Literal["error"] = "error"
 
 
 Progress = (
-    ContextLoading
+    Accepted
+    | ContextLoading
     | Compacting
     | Queued
     | Retrieving

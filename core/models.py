@@ -242,47 +242,6 @@ class RecordStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
-class DeliveryState(StrEnum):
-    """Where a record's reply stands in the chat it came from (Slack): nothing shown yet, a placeholder
-    shown, the final message acknowledged by the chat service, or given up on."""
-
-    PENDING = "pending"
-    PLACEHOLDER = "placeholder"
-    DELIVERED = "delivered"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """A record's delivery: its state, how many attempts were made, the last error, when the next attempt
-    is due (a lease while an instance is delivering it), and how many final messages are already posted."""
-
-    state: DeliveryState = DeliveryState.PENDING
-    attempts: int = 0
-    error: str = ""
-    due: float = 0.0
-    parts: int = 0
-
-    def to_dict(self) -> dict[str, Any]:  # JSON: part of a record's `--json` form
-        return {
-            "state": self.state.value,
-            "attempts": self.attempts,
-            "error": self.error,
-            "due": self.due,
-            "parts": self.parts,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class EventClaim:
-    """An incoming event (a Slack event id, a message handled without a record) already taken by some
-    instance, and the record it became, if any."""
-
-    key: str
-    record_id: int | None = None
-    created_at: float = 0.0
-
-
 @dataclass(frozen=True, slots=True)
 class Turn:
     """A completed question/answer pair used as history."""
@@ -304,11 +263,25 @@ class Record:
     answer: str | None = None
     details: dict[str, Any] = field(default_factory=dict)  # JSON: the stored details column
     event_key: str | None = None
-    reply_ref: str | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
-    delivery: Delivery | None = None  # None: not delivered to a chat (the CLI prints its answers itself)
     asked_by: str | None = None  # who asked, as the front end names them ("slack:T1:U1"); None from the CLI
+    reply_to: str | None = (
+        None  # where a front end delivers the answer ("channel:thread_ts"); None: shown by it
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordOpening:
+    """What opening a new record stores: the conversation (created when new), the scope it keeps from its
+    first question, and the question with its idempotency key, asker and reply address."""
+
+    conversation: ConversationKey
+    question: str
+    scope: ConversationScope = field(default_factory=ConversationScope)
+    event_key: str | None = None
+    asked_by: str | None = None
+    reply_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,21 +351,6 @@ class AnswerRequest:
     missing: str = ""
     lang: str = "zh"
     standalone: str = ""  # the rewritten, self-contained question (what retrieval searched)
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """One question arriving for a conversation, from any front end."""
-
-    conversation: ConversationKey
-    text: str
-    datasets: tuple[str, ...] = ()
-    event_key: str | None = None
-    reply_ref: str | None = None
-    retrieval_mode: RetrievalMode | None = None
-    search_mode: SearchMode | None = None
-    re_chat_record_id: int | None = None
-    record_id: int | None = None  # the front end already stored this question as a pending record
 
 
 @dataclass(frozen=True, slots=True)

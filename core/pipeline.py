@@ -11,8 +11,11 @@ from dataclasses import dataclass, replace
 from core.answering.answer import citations, uncertainty_notice
 from core.answering.generation import AnswerWriter
 from core.answering.run_ledger import RunLedger
-from core.errors import InvalidInput, KbError, ModelError, NotFound
+from core.commands import Ask, AskAgain, GiveFeedback, Question
+from core.conversation.orphans import DEFAULT_GRACE, OrphanSweeper
+from core.errors import InvalidInput, KbError, ModelError
 from core.events import (
+    Accepted,
     AnswerDelta,
     Compacting,
     ContextLoading,
@@ -26,16 +29,17 @@ from core.events import (
 from core.models import (
     AnswerRequest,
     CompactionReport,
+    ConversationScope,
     LoadedContext,
-    Question,
     Record,
+    RecordOpening,
     RecordStatus,
     RetrievalMode,
     SearchMode,
     Turn,
     Usage,
 )
-from core.ports import ContextLoader, ConversationLock, ConversationStore, Engine, Retriever
+from core.ports import ContextLoader, ConversationLock, Engine, Records, Retriever
 from core.retrieval.versions import version_note
 from core.text import detect_language, normalize_query
 from core.validation import validate_question
@@ -65,12 +69,16 @@ class PipelineLimits:
 
 
 class Pipeline:
-    """The single use case: answer a question in a conversation, streaming typed progress events."""
+    """The single use case: answer a question in a conversation, streaming typed progress events.
+
+    The pipeline is the only writer of records: front ends hand it commands (core.commands) and read
+    records through `records` (a RecordReader), never writing one themselves.
+    """
 
     def __init__(
         self,
         *,
-        store: ConversationStore,
+        records: Records,
         lock: ConversationLock,
         context_loader: ContextLoader,
         retriever: Retriever,
@@ -78,8 +86,9 @@ class Pipeline:
         fallback_engine: Engine | None = None,
         compactor: Compactor | None = None,
         limits: PipelineLimits | None = None,
+        orphan_grace: float = DEFAULT_GRACE,
     ) -> None:
-        self.store = store
+        self._records = records
         self.lock = lock
         self._context = context_loader
         self._retriever = retriever
@@ -90,11 +99,15 @@ class Pipeline:
         self._writer = AnswerWriter(
             engine, fallback=fallback_engine, allow_fallback=self._limits.answer_fallback
         )
+        self._sweeper = OrphanSweeper(records, lock, grace=orphan_grace)
 
-    async def ask(self, question: Question) -> AsyncIterator[Progress]:
-        """Progress events ending with exactly one Done or Failed. Closing the stream early interrupts."""
+    async def ask(self, command: Question) -> AsyncIterator[Progress]:
+        """Accepted (once the record is stored), then progress, ending with exactly one Done or Failed.
+
+        Closing the stream early interrupts the question: its record is marked interrupted.
+        """
         queue: asyncio.Queue[Progress] = asyncio.Queue()
-        task = asyncio.create_task(self._run(question, queue.put))
+        task = asyncio.create_task(self._run(command, queue.put))
         try:
             while True:
                 event = await queue.get()
@@ -107,14 +120,22 @@ class Pipeline:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
 
-    async def answer(self, question: Question) -> Record | Failed:
+    async def answer(self, command: Question) -> Record | Failed:
         """Convenience: run ask() to the end and return the final record (or the failure)."""
-        async for event in self.ask(question):
+        async for event in self.ask(command):
             if isinstance(event, Done):
                 return event.record
             if isinstance(event, Failed):
                 return event
         raise RuntimeError("ask() ended without a final event")  # pragma: no cover
+
+    async def feedback(self, command: GiveFeedback) -> Record | None:
+        """Keep a person's 👍/👎 on an answer; None when the record does not exist."""
+        if command.value not in ("up", "down"):
+            raise InvalidInput("反馈只能是 up 或 down。", "Feedback is either up or down.")
+        return await self._records.add_feedback(
+            command.record_id, person=command.person, value=command.value, at=time.time()
+        )
 
     async def compact(self, conversation_id: str) -> CompactionReport:
         """Manual compaction with the same token threshold as automatic compaction."""
@@ -130,11 +151,11 @@ class Pipeline:
         left alone.
         """
         interrupted = []
-        for record in await self.store.pending_records():
+        for record in await self._records.pending_records():
             try:
                 async with asyncio.timeout(wait), self.lock.hold(record.conversation_id):
                     interrupted.append(
-                        await self.store.fail_record(
+                        await self._records.fail_record(
                             record.id,
                             status=RecordStatus.INTERRUPTED,
                             reason="interrupted: the bot stopped while answering",
@@ -144,105 +165,102 @@ class Pipeline:
                 log.info("record %s is still being answered elsewhere; leaving it", record.id)
         return interrupted
 
-    async def _run(self, question: Question, emit: Callable[[Progress], Awaitable[None]]) -> None:
-        run = RunLedger(lang=detect_language(question.text or ""))
-        text = question.text
-        if question.re_chat_record_id is None:  # answering again takes the stored, validated question
-            try:
-                text = validate_question(question.text, max_tokens=self._limits.question_max_tokens)
-            except KbError as exc:
-                # A blank or binary question carries no language: say it in both.
-                has_words = any(ch.isalpha() for ch in question.text or "")
-                message = exc.message(run.lang) if has_words else f"{exc.zh} / {exc.en}"
-                stored = None
-                if question.record_id is not None:  # stored by the front end: it fails, it is not lost
-                    stored = await self.store.fail_record(
-                        question.record_id,
-                        status=RecordStatus.FAILED,
-                        reason=f"{exc.code}: {exc}",
-                        details={"lang": run.lang},
-                    )
-                await emit(Failed(code=exc.code, message=message, record=stored))
-                return
-        conversation_id = await self.store.ensure_conversation(question.conversation)
+    async def sweep_orphans(self) -> list[Record]:
+        """Interrupt questions a stopped instance left pending for longer than the grace period."""
+        return await self._sweeper.sweep()
+
+    async def _run(self, command: Question, emit: Callable[[Progress], Awaitable[None]]) -> None:
+        run = RunLedger(lang=detect_language(command.text if isinstance(command, Ask) else ""))
+        opened = await self._open(command, run)
+        if isinstance(opened, Failed):
+            await emit(opened)
+            return
+        record = opened
+        run.lang = detect_language(record.question)
+        await emit(Accepted(record=record))
         try:
-            record = await self._open_record(conversation_id, text, question)
-        except KbError as exc:  # the record to answer again is unknown or of another conversation
-            await emit(Failed(code=exc.code, message=exc.message(run.lang)))
+            position = self.lock.waiting(record.conversation_id)
+            if position:
+                await emit(Queued(position=position))
+            async with self.lock.hold(record.conversation_id):
+                final = await self._answer(record, command.scope, run, emit)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._fail(record, RecordStatus.INTERRUPTED, "interrupted", run))
+            raise
+        except KbError as exc:
+            message = exc.message(run.lang)
+            failed = await self._fail(record, RecordStatus.FAILED, f"{exc.code}: {exc}", run, message)
+            await emit(Failed(code=exc.code, message=message, record=failed))
             return
-        if record is None:
-            await emit(Failed(code="duplicate", message="This question was already received."))
+        except Exception as exc:
+            log.exception("question %s failed", record.id)
+            message = (
+                "处理问题时出错,请稍后再试。"
+                if run.lang == "zh"
+                else "Something went wrong; please try again."
+            )
+            failed = await self._fail(record, RecordStatus.FAILED, f"internal: {exc!r}", run)
+            await emit(Failed(code="internal_error", message=message, record=failed))
             return
-        text = record.question
-        run.lang = detect_language(text)
-        position = self.lock.waiting(conversation_id)
-        if position:
-            await emit(Queued(position=position))
-        async with self.lock.hold(conversation_id):
-            try:
-                final = await self._answer(record, text, question, run, emit)
-            except asyncio.CancelledError:
-                await asyncio.shield(self._fail(record, RecordStatus.INTERRUPTED, "interrupted", run))
-                raise
-            except KbError as exc:
-                failed = await self._fail(record, RecordStatus.FAILED, f"{exc.code}: {exc}", run)
-                await emit(Failed(code=exc.code, message=exc.message(run.lang), record=failed))
-                return
-            except Exception as exc:
-                log.exception("question %s failed", record.id)
-                failed = await self._fail(record, RecordStatus.FAILED, f"internal: {exc!r}", run)
-                message = (
-                    "处理问题时出错,请稍后再试。"
-                    if run.lang == "zh"
-                    else "Something went wrong; please try again."
-                )
-                await emit(Failed(code="internal_error", message=message, record=failed))
-                return
         await emit(Done(record=final))
 
-    async def _open_record(self, conversation_id: str, text: str, question: Question) -> Record | None:
-        if question.record_id is not None:  # the front end stored it already; None once it is finished
-            stored = await self.store.get_record(question.record_id)
-            if stored is None or stored.conversation_id != conversation_id:
-                raise NotFound("找不到要回答的问题。", "The question to answer was not found.")
-            return stored if stored.status == RecordStatus.PENDING else None
-        if question.re_chat_record_id is not None:
-            existing = await self.store.get_record(question.re_chat_record_id)
-            if existing is None or existing.conversation_id != conversation_id:
-                raise NotFound("找不到要重新回答的问题。", "The question to answer again was not found.")
-            return await self.store.reset_record(existing.id)
-        record, created = await self.store.add_question(
-            conversation_id, text, event_key=question.event_key, reply_ref=question.reply_ref
-        )
-        return record if created else None
+    async def _open(self, command: Question, run: RunLedger) -> Record | Failed:
+        """The record to answer, stored in one call: a new one, or one asked again; else why not."""
+        try:
+            if isinstance(command, AskAgain):  # answering again takes the stored, validated question
+                return await self._records.reopen_record(command.record_id, command.conversation.as_id())
+            text = validate_question(command.text, max_tokens=self._limits.question_max_tokens)
+            record, created = await self._records.open_record(
+                RecordOpening(
+                    conversation=command.conversation,
+                    question=text,
+                    scope=command.scope,
+                    event_key=command.event_key,
+                    asked_by=command.asked_by,
+                    reply_to=command.reply_to,
+                )
+            )
+        except KbError as exc:
+            # A blank or binary question, or a record that could not be read, carries no language: say both.
+            has_words = isinstance(command, Ask) and any(ch.isalpha() for ch in command.text or "")
+            message = exc.message(run.lang) if has_words else f"{exc.zh} / {exc.en}"
+            return Failed(code=exc.code, message=message)
+        if not created:
+            message = "这个问题已经收到。" if run.lang == "zh" else "This question was already received."
+            return Failed(code="duplicate", message=message, record=record)
+        return record
 
-    async def _fail(self, record: Record, status: RecordStatus, reason: str, run: RunLedger) -> Record:
+    async def _fail(
+        self, record: Record, status: RecordStatus, reason: str, run: RunLedger, message: str = ""
+    ) -> Record:
         details = {**run.details, "lang": run.lang, "timings": run.timings}
-        return await self.store.fail_record(record.id, status=status, reason=reason, details=details)
+        if message:
+            details["user_message"] = message  # what the user was told, shown again on re-delivery
+        return await self._records.fail_record(record.id, status=status, reason=reason, details=details)
 
     async def _answer(
         self,
         record: Record,
-        text: str,
-        question: Question,
+        scope: ConversationScope,
         run: RunLedger,
         emit: Callable[[Progress], Awaitable[None]],
     ) -> Record:
+        text = record.question
         run.details["lang"] = run.lang
         await emit(ContextLoading())
         context = await self._load_context(record, run, emit)
         since = time.monotonic()
         rewritten = await self._rewrite(context, text, run)
         since = run.lap("rewrite", since)
-        datasets = tuple(dict.fromkeys(question.datasets))
+        datasets = tuple(dict.fromkeys(scope.datasets))
         if not datasets:
             raise NoKnowledgeBase()
-        search_mode = question.search_mode or self._limits.search_mode
+        search_mode = scope.search_mode or self._limits.search_mode
         outcome = await self._retriever.retrieve(
             rewritten,
             datasets=datasets,
             search_mode=search_mode,
-            retrieval_mode=question.retrieval_mode or self._limits.retrieval_mode,
+            retrieval_mode=scope.retrieval_mode or self._limits.retrieval_mode,
             emit=emit,
         )
         since = run.lap("retrieval", since)
@@ -287,7 +305,7 @@ class Pipeline:
             "usage": {**run.usage.to_dict(), "model_calls": run.model_calls},
             "timings": run.timings,
         }
-        return await self.store.complete_record(
+        return await self._records.complete_record(
             record.id, answer=answer, rewritten=rewritten, details=details
         )
 

@@ -15,13 +15,12 @@ from core.models import (
     ContextSnapshot,
     ConversationKey,
     ConversationScope,
-    Delivery,
     DocumentInfo,
-    EventClaim,
     Hit,
     LoadedContext,
     Message,
     Record,
+    RecordOpening,
     RecordStatus,
     RetrievalMode,
     RetrievalOutcome,
@@ -160,12 +159,8 @@ class ComplexityClassifier(Protocol):
         ...
 
 
-class ConversationStore(Protocol):
-    """Conversations, their records and their rolling context summary."""
-
-    async def ensure_conversation(self, key: ConversationKey) -> str:
-        """Create the conversation if needed; returns its id."""
-        ...
+class Conversations(Protocol):
+    """The conversations role: finding conversations, their stored scope, and their answered turns."""
 
     async def find_conversation(self, key: ConversationKey) -> str | None:
         """The conversation's id if it exists, without creating it."""
@@ -182,64 +177,6 @@ class ConversationStore(Protocol):
         """The datasets and modes stored at the conversation's first question; None before it."""
         ...
 
-    async def save_scope(self, conversation_id: str, scope: ConversationScope) -> ConversationScope:
-        """Store the scope unless one is stored already (the first wins); returns the stored one.
-
-        Raises NotFound for an unknown conversation.
-        """
-        ...
-
-    async def add_question(
-        self,
-        conversation_id: str,
-        question: str,
-        *,
-        event_key: str | None = None,
-        reply_ref: str | None = None,
-        delivery: Delivery | None = None,
-        asked_by: str | None = None,
-    ) -> tuple[Record, bool]:
-        """Store a pending record (with its delivery state when a chat front end delivers it, and who
-        asked when it knows). With an event_key already used, returns (existing, False)."""
-        ...
-
-    async def recent_questions(self, asked_by: str, *, limit: int = 5) -> list[Record]:
-        """The latest `limit` records asked by this person (any status, any conversation), newest first."""
-        ...
-
-    async def get_record(self, record_id: int) -> Record | None: ...
-
-    async def find_record(self, event_key: str) -> Record | None:
-        """The record stored under an event key, if any (duplicate deliveries check it first)."""
-        ...
-
-    async def save_delivery(
-        self, record_id: int, delivery: Delivery, *, reply_ref: str | None = None
-    ) -> Record:
-        """Write a record's delivery state in one statement; reply_ref None keeps it, "" clears it.
-        Never touches the record's status, answer or updated_at. NotFound for an unknown id."""
-        ...
-
-    async def take_due_deliveries(
-        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
-    ) -> list[Record]:
-        """Finished records (not pending) whose delivery is pending or placeholder, due at `now`, and
-        unchanged for `settle` seconds (only record_id when given); their due time moves to now + lease in
-        the same statement, so two instances never take the same record."""
-        ...
-
-    async def claim_event(self, key: str, *, record_id: int | None = None) -> bool:
-        """Remember an event key; False when some instance already claimed it."""
-        ...
-
-    async def find_event(self, key: str) -> EventClaim | None:
-        """The claim of an event key, if any."""
-        ...
-
-    async def prune_events(self, before: float) -> int:
-        """Forget event claims made before `before` (epoch seconds); returns how many."""
-        ...
-
     async def recent_turns(
         self, conversation_id: str, *, before_id: int, after_id: int, limit: int
     ) -> list[Turn]:
@@ -252,7 +189,41 @@ class ConversationStore(Protocol):
         """Answered turns with after_id < id < before_id, oldest first, at most limit (a page)."""
         ...
 
-    # details, here and below, are JSON: the record's details column as stored.
+
+class RecordReader(Protocol):
+    """Reading records: what front ends may do with them (they never write one)."""
+
+    async def get_record(self, record_id: int) -> Record | None: ...
+
+    async def find_record(self, event_key: str) -> Record | None:
+        """The record stored under an event key, if any (duplicate deliveries check it first)."""
+        ...
+
+    async def list_records(self, conversation_id: str, *, limit: int = 100) -> list[Record]: ...
+
+    async def recent_questions(self, asked_by: str, *, limit: int = 5) -> list[Record]:
+        """The latest `limit` records asked by this person (any status, any conversation), newest first."""
+        ...
+
+    async def pending_records(self) -> list[Record]:
+        """Records left pending (e.g. by a crash)."""
+        ...
+
+
+class Records(RecordReader, Protocol):
+    """The records role: one question's record from opening to its end. Only core writes through it."""
+
+    async def open_record(self, opening: RecordOpening) -> tuple[Record, bool]:
+        """Store the conversation (when new), its scope (when it has none yet) and a pending record, in
+        one transaction. With an event_key already used, returns (that record, False) and writes nothing.
+        Raises InvalidInput for text that cannot be stored."""
+        ...
+
+    async def reopen_record(self, record_id: int, conversation_id: str) -> Record:
+        """Ask again: the record goes back to pending, its old answer kept in details. NotFound when the
+        record does not exist or belongs to another conversation."""
+        ...
+
     async def complete_record(
         self, record_id: int, *, answer: str, rewritten: str | None, details: dict[str, Any]
     ) -> Record:
@@ -265,21 +236,13 @@ class ConversationStore(Protocol):
         """Mark failed or interrupted with the reason; never touches an answered record."""
         ...
 
-    async def reset_record(self, record_id: int) -> Record:
-        """Ask again (re_chat): the record goes back to pending, its old answer kept in details."""
+    async def add_feedback(self, record_id: int, *, person: str, value: str, at: float) -> Record | None:
+        """Keep a person's latest verdict on the record (one statement); None for an unknown record."""
         ...
 
-    async def set_reply_ref(self, record_id: int, reply_ref: str) -> None: ...
 
-    async def update_details(self, record_id: int, patch: dict[str, Any]) -> None:
-        """Merge keys into a record's details (e.g. feedback)."""
-        ...
-
-    async def list_records(self, conversation_id: str, *, limit: int = 100) -> list[Record]: ...
-
-    async def pending_records(self) -> list[Record]:
-        """Records left pending (e.g. by a crash)."""
-        ...
+class ContextSnapshots(Protocol):
+    """The rolling-summary role: a conversation's compacted context and its watermark."""
 
     async def read_context(self, conversation_id: str) -> ContextSnapshot: ...
 
@@ -288,6 +251,10 @@ class ConversationStore(Protocol):
     ) -> bool:
         """Write the snapshot only if the stored revision still equals expected_revision (one statement)."""
         ...
+
+
+class ConversationStore(Conversations, Records, ContextSnapshots, Protocol):
+    """All three roles, as one database implements them (the composition root hands out the roles)."""
 
 
 class ConversationLock(Protocol):

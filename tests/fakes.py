@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from adapters.slack.delivery.ledger import Delivery, DeliveryState, EventClaim, Tracked
 from core.errors import (
     InvalidInput,
     ModelOutputInvalid,
@@ -26,19 +27,18 @@ from core.models import (
     ContextSnapshot,
     ConversationKey,
     ConversationScope,
-    Delivery,
-    DeliveryState,
     DocumentInfo,
-    EventClaim,
     Hit,
     Message,
     Record,
+    RecordOpening,
     RecordStatus,
     SearchRequest,
     Turn,
     Usage,
 )
 from core.text import normalize_query
+from tests.stored import stored_question
 
 
 class FakeKnowledgeBase:
@@ -223,21 +223,16 @@ class FakeChatModel:
 
 
 class InMemoryConversationStore:
-    """ConversationStore in memory, with the same semantics as the SQL stores."""
+    """Core's store roles in memory (conversations, records, context snapshots), as the SQL stores behave."""
 
     def __init__(self) -> None:
         self.conversations: dict[str, ConversationKey] = {}
         self.records: dict[int, Record] = {}
         self.contexts: dict[str, ContextSnapshot] = {}
         self.scopes: dict[str, ConversationScope] = {}
-        self.events: dict[str, EventClaim] = {}
+        self.deliveries: dict[int, Delivery] = {}  # the delivery ledger's rows (InMemoryDeliveryLedger)
         self._next_id = 1
         self.turn_queries: list[tuple[str, int]] = []  # (method, limit) for bounded-read assertions
-
-    async def ensure_conversation(self, key: ConversationKey) -> str:
-        conversation_id = key.as_id()
-        self.conversations.setdefault(conversation_id, key)
-        return conversation_id
 
     async def find_conversation(self, key: ConversationKey) -> str | None:
         return key.as_id() if key.as_id() in self.conversations else None
@@ -257,39 +252,29 @@ class InMemoryConversationStore:
     async def read_scope(self, conversation_id: str) -> ConversationScope | None:
         return self.scopes.get(conversation_id)
 
-    async def save_scope(self, conversation_id: str, scope: ConversationScope) -> ConversationScope:
-        if conversation_id not in self.conversations:
-            raise NotFound("会话不存在。", "The conversation does not exist.")
-        return self.scopes.setdefault(conversation_id, scope)
-
-    async def add_question(
-        self,
-        conversation_id: str,
-        question: str,
-        *,
-        event_key: str | None = None,
-        reply_ref: str | None = None,
-        delivery: Delivery | None = None,
-        asked_by: str | None = None,
-    ) -> tuple[Record, bool]:
-        if event_key is not None:
+    async def open_record(self, opening: RecordOpening) -> tuple[Record, bool]:
+        if opening.event_key is not None:
             for record in self.records.values():
-                if record.event_key == event_key:
+                if record.event_key == opening.event_key:
                     return record, False
+        conversation_id = opening.conversation.as_id()
+        self.conversations.setdefault(conversation_id, opening.conversation)
+        self.scopes.setdefault(conversation_id, opening.scope)
         now = time.time()
         record = Record(
             id=self._next_id,
             conversation_id=conversation_id,
-            question=question,
+            question=opening.question,
             status=RecordStatus.PENDING,
-            event_key=event_key,
-            reply_ref=reply_ref,
+            event_key=opening.event_key,
             created_at=now,
             updated_at=now,
-            delivery=delivery,
-            asked_by=asked_by,
+            asked_by=opening.asked_by,
+            reply_to=opening.reply_to,
         )
         self.records[record.id] = record
+        if opening.reply_to is not None:
+            self.deliveries[record.id] = Delivery(due=now)
         self._next_id += 1
         return record, True
 
@@ -304,48 +289,6 @@ class InMemoryConversationStore:
 
     async def find_record(self, event_key: str) -> Record | None:
         return next((r for r in self.records.values() if r.event_key == event_key), None)
-
-    async def save_delivery(
-        self, record_id: int, delivery: Delivery, *, reply_ref: str | None = None
-    ) -> Record:
-        record = self._record(record_id)
-        ref = record.reply_ref if reply_ref is None else (reply_ref or None)
-        self.records[record_id] = replace(record, delivery=delivery, reply_ref=ref)
-        return self.records[record_id]
-
-    async def take_due_deliveries(
-        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
-    ) -> list[Record]:
-        due = [
-            r
-            for r in self.records.values()
-            if (record_id is None or r.id == record_id)
-            and r.delivery is not None
-            and r.delivery.state in (DeliveryState.PENDING, DeliveryState.PLACEHOLDER)
-            and r.status != RecordStatus.PENDING
-            and r.delivery.due <= now
-            and r.updated_at <= now - settle
-        ]
-        taken = sorted(due, key=lambda r: (r.delivery.due if r.delivery else 0.0, r.id))[: max(0, limit)]
-        for record in taken:
-            assert record.delivery is not None
-            self.records[record.id] = replace(record, delivery=replace(record.delivery, due=now + lease))
-        return sorted((self.records[r.id] for r in taken), key=lambda r: r.id)
-
-    async def claim_event(self, key: str, *, record_id: int | None = None) -> bool:
-        if key in self.events:
-            return False
-        self.events[key] = EventClaim(key=key, record_id=record_id, created_at=time.time())
-        return True
-
-    async def find_event(self, key: str) -> EventClaim | None:
-        return self.events.get(key)
-
-    async def prune_events(self, before: float) -> int:
-        old = [key for key, claim in self.events.items() if claim.created_at < before]
-        for key in old:
-            del self.events[key]
-        return len(old)
 
     def _answered(self, conversation_id: str, after_id: int, before_id: int) -> list[Turn]:
         return [
@@ -406,8 +349,10 @@ class InMemoryConversationStore:
         self.records[record_id] = record
         return record
 
-    async def reset_record(self, record_id: int) -> Record:
-        record = self._record(record_id)
+    async def reopen_record(self, record_id: int, conversation_id: str) -> Record:
+        record = self.records.get(record_id)
+        if record is None or record.conversation_id != conversation_id:
+            raise NotFound("找不到要重新回答的问题。", "The question to answer again was not found.")
         if record.status == RecordStatus.PENDING:
             return record
         previous = list(record.details.get("previous_answers", []))
@@ -432,12 +377,13 @@ class InMemoryConversationStore:
         self.records[record_id] = record
         return record
 
-    async def set_reply_ref(self, record_id: int, reply_ref: str) -> None:
-        self.records[record_id] = replace(self.records[record_id], reply_ref=reply_ref)
-
-    async def update_details(self, record_id: int, patch: dict[str, Any]) -> None:
-        record = self.records[record_id]
-        self.records[record_id] = replace(record, details={**record.details, **patch})
+    async def add_feedback(self, record_id: int, *, person: str, value: str, at: float) -> Record | None:
+        record = self.records.get(record_id)
+        if record is None:
+            return None
+        feedback = {**record.details.get("feedback", {}), person: {"value": value, "at": at}}
+        self.records[record_id] = replace(record, details={**record.details, "feedback": feedback})
+        return self.records[record_id]
 
     async def list_records(self, conversation_id: str, *, limit: int = 100) -> list[Record]:
         rows = [
@@ -467,9 +413,58 @@ class InMemoryConversationStore:
 
     async def answered(self, conversation_id: str, question: str, answer: str) -> Record:
         """Test helper: store a question and its answer as one completed turn (in a stored conversation)."""
-        self.conversations.setdefault(conversation_id, ConversationKey.from_id(conversation_id))
-        record, _ = await self.add_question(conversation_id, question)
+        record = await stored_question(self, conversation_id, question)
         return await self.complete_record(record.id, answer=answer, rewritten=None, details={})
+
+
+class InMemoryDeliveryLedger:
+    """The Slack delivery ledger in memory, over an InMemoryConversationStore's records."""
+
+    def __init__(self, store: InMemoryConversationStore) -> None:
+        self.store = store
+        self.events: dict[str, EventClaim] = {}
+
+    async def read_delivery(self, record_id: int) -> Delivery | None:
+        self.store._record(record_id)
+        return self.store.deliveries.get(record_id)
+
+    async def save_delivery(self, record_id: int, delivery: Delivery) -> Delivery:
+        self.store._record(record_id)
+        self.store.deliveries[record_id] = replace(delivery, reply_ref=delivery.reply_ref or None)
+        return self.store.deliveries[record_id]
+
+    async def take_due_deliveries(
+        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
+    ) -> list[Tracked]:
+        records = self.store.records
+        due = [
+            (delivery.due, rid)
+            for rid, delivery in self.store.deliveries.items()
+            if (record_id is None or rid == record_id)
+            and delivery.state in (DeliveryState.PENDING, DeliveryState.PLACEHOLDER)
+            and records[rid].status != RecordStatus.PENDING
+            and delivery.due <= now
+            and records[rid].updated_at <= now - settle
+        ]
+        taken = sorted(due)[: max(0, limit)]
+        for _, rid in taken:
+            self.store.deliveries[rid] = replace(self.store.deliveries[rid], due=now + lease)
+        return [Tracked(records[rid], self.store.deliveries[rid]) for rid in sorted(r for _, r in taken)]
+
+    async def claim_event(self, key: str, *, record_id: int | None = None) -> bool:
+        if key in self.events:
+            return False
+        self.events[key] = EventClaim(key=key, record_id=record_id, created_at=time.time())
+        return True
+
+    async def find_event(self, key: str) -> EventClaim | None:
+        return self.events.get(key)
+
+    async def prune_events(self, before: float) -> int:
+        old = [key for key, claim in self.events.items() if claim.created_at < before]
+        for key in old:
+            del self.events[key]
+        return len(old)
 
 
 class FakeDocumentIndex:

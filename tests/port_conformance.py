@@ -5,8 +5,10 @@ from __future__ import annotations
 from adapters.extractive import ExtractiveEngine
 from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from adapters.models.openai_chat import OpenAIChatModel
+from adapters.slack.delivery.ledger import DeliveryLedger
 from adapters.slack.surfaces.catalogue import KnowledgeCatalogue
 from adapters.store.backends import SqlConversationStore
+from adapters.store.delivery_ledger import SqlDeliveryLedger
 from core.conversation.locks import LocalConversationLock
 from core.ports import (
     ChatModel,
@@ -24,6 +26,7 @@ from tests.fakes import (
     FakeEngine,
     FakeKnowledgeBase,
     InMemoryConversationStore,
+    InMemoryDeliveryLedger,
 )
 
 
@@ -36,6 +39,10 @@ def conforming(
 ) -> tuple[object, ...]:
     """Assignments mypy checks against the Protocols; never called at run time."""
     stores: tuple[ConversationStore, ConversationStore] = (store, fake_store)
+    ledgers: tuple[DeliveryLedger, DeliveryLedger] = (
+        SqlDeliveryLedger(store.database),
+        InMemoryDeliveryLedger(fake_store),
+    )
     engines: tuple[Engine, Engine, Engine] = (engine, FakeEngine(), CheckedEngine(FakeEngine(), engine))
     check: KeyTermCheck = engine
     kb: tuple[KnowledgeBase, KnowledgeBase] = (chroma, FakeKnowledgeBase())
@@ -43,4 +50,4 @@ def conforming(
     chat: tuple[ChatModel, ChatModel] = (openai, FakeChatModel())
     lock: ConversationLock = LocalConversationLock()
     catalogue: KnowledgeCatalogue = chroma  # the Slack Home tab and pane read the knowledge base through it
-    return stores, engines, check, kb, index, chat, lock, catalogue
+    return stores, ledgers, engines, check, kb, index, chat, lock, catalogue

@@ -12,6 +12,7 @@ from core.errors import InvalidInput, NotFound
 from core.knowledge.ingest_plan import EMPTY_FILE, NO_TEXT, blank_reason
 from core.models import ConversationKey, ConversationScope
 from tests.fakes import InMemoryConversationStore
+from tests.stored import stored_question
 
 THREAD = "slack:T1:C1:1700000000.000100"
 
@@ -44,7 +45,7 @@ def test_choose_prefers_exact_names_then_a_unique_prefix() -> None:
 async def test_resolve_never_creates_and_never_widens_a_whole_id() -> None:
     """An unknown whole id is NotFound even when a longer id starts with it; nothing is created."""
     store = InMemoryConversationStore()
-    await store.ensure_conversation(ConversationKey(source="cli", channel_id="abcdef"))
+    await stored_question(store, ConversationKey(source="cli", channel_id="abcdef"), "q")
     assert await resolve_conversation(store, "cli:abcdef") == "cli::abcdef:"
     assert await resolve_conversation(store, "abcd") == "cli::abcdef:"
     with pytest.raises(NotFound):

@@ -1,4 +1,7 @@
-"""The Slack bot: a Bolt AsyncApp wired to the pipeline, with its process lifetime (start, drain, shutdown)."""
+"""The Slack bot's process lifetime: start (auth.test, recovery), periodic sweeps, work after the ack, shutdown.
+
+Its parts are built by the composition root (bot/compose) and handed over whole: this module wires nothing.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,20 +21,18 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.answering import Answerer
-from adapters.slack.delivery.outbox import Outbox, OutboxOptions
-from adapters.slack.delivery.update_budget import DEFAULT_LIMIT, UpdateBudget
+from adapters.slack.delivery.ledger import DeliveryLedger, Tracked
+from adapters.slack.delivery.outbox import OutboxOptions
+from adapters.slack.delivery.update_budget import DEFAULT_LIMIT
 from adapters.slack.inbound.channel_config import ChannelConfig
-from adapters.slack.inbound.threads import EngagedThreads
+from adapters.slack.inbound.intake import EngagedThreads, Intake
 from adapters.slack.inbound.triggers import BotIdentity
-from adapters.slack.listeners import register_listeners
-from adapters.slack.pipeline_port import AnswerPipeline
-from adapters.slack.reply.streaming_support import StreamingMode, StreamingSupport
+from adapters.slack.pipeline_port import AnswerPipeline, SlackReads
+from adapters.slack.reply.streaming_support import StreamingMode
 from adapters.slack.surfaces.assistant_pane import AssistantPane
-from adapters.slack.surfaces.catalogue import Catalogue, KnowledgeCatalogue
 from adapters.slack.surfaces.home_publisher import HomeTab
 from adapters.slack.surfaces.thread_actions import ThreadActions
 from core.budget import count_tokens
-from core.conversation.orphans import DEFAULT_GRACE, OrphanSweeper
 from core.models import RecordStatus
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,6 @@ class SlackOptions:
     updates_per_minute: int = DEFAULT_LIMIT
     shutdown_grace: float = 20.0
     delivery: OutboxOptions = field(default_factory=OutboxOptions)
-    pending_grace: float = DEFAULT_GRACE  # a pending record whose lock stays free this long is interrupted
     sweep_interval: float = 15.0  # how often each instance sweeps orphans and re-delivers
     delivery_settle: float = 5.0  # a finished record is left to its own instance this long first
     resume_interrupted: bool = False  # answer interrupted questions again instead of "please ask again"
@@ -84,73 +84,44 @@ def delivery_client(client: AsyncWebClient) -> AsyncWebClient:
     )
 
 
-class SlackBot:
-    """Everything the listeners need, and the lifecycle around them."""
+@dataclass
+class SlackParts:
+    """Everything the listeners and the lifecycle use, built once by the composition root."""
 
-    def __init__(
-        self,
-        *,
-        client: AsyncWebClient,
-        pipeline: AnswerPipeline,
-        channel_config: Callable[[str], ChannelConfig],
-        signing_secret: str | None = None,
-        socket_mode: bool = False,
-        options: SlackOptions | None = None,
-        all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
-        catalogue: KnowledgeCatalogue | None = None,
-        channel_scopes: Mapping[str, ChannelConfig] | None = None,
-    ) -> None:
-        self.options = options or SlackOptions()
-        self.catalogue = Catalogue(catalogue)
-        self.channel_scopes = dict(channel_scopes or {})  # the configured entries, for the Home tab
-        self.pane = AssistantPane(client, channel_config=channel_config, catalogue=self.catalogue)
-        self.client = client
-        self.pipeline = pipeline
-        self.channel_config = channel_config
+    app: AsyncApp
+    client: AsyncWebClient
+    pipeline: AnswerPipeline
+    reads: SlackReads
+    ledger: DeliveryLedger
+    channel_config: Callable[[str], ChannelConfig]
+    intake: Intake
+    answerer: Answerer
+    engaged: EngagedThreads
+    thread_actions: ThreadActions
+    pane: AssistantPane
+    home: HomeTab
+    options: SlackOptions
+
+
+class SlackBot:
+    """The running bot: what arrives is acted on after the ack, tracked so shutdown can finish it."""
+
+    def __init__(self, parts: SlackParts) -> None:
+        self.parts = parts
+        self.app = parts.app
+        self.client = parts.client
+        self.options = parts.options
+        self.channel_config = parts.channel_config
+        self.intake = parts.intake
+        self.answerer = parts.answerer
+        self.thread_actions = parts.thread_actions
+        self.pane = parts.pane
+        self.home = parts.home
         self.identity: BotIdentity | None = None
-        self.budget = UpdateBudget(limit=self.options.updates_per_minute)
-        self.streaming = StreamingSupport(self.options.streaming)
-        self.stream_budget = UpdateBudget(limit=self.options.appends_per_minute, reserve=0)
-        self.engaged = EngagedThreads(pipeline.store)
-        self.outbox = Outbox(
-            delivery_client(client), pipeline.store, budget=self.budget, options=self.options.delivery
-        )
-        self.answerer = Answerer(
-            client,
-            pipeline,
-            outbox=self.outbox,
-            engaged=self.engaged,
-            channel_config=channel_config,
-            min_edit_interval=self.options.min_edit_interval,
-            resume_interrupted=self.options.resume_interrupted,
-            all_datasets=all_datasets,
-            streaming=self.streaming,
-            stream_budget=self.stream_budget,
-            stream_interval=self.options.stream_interval,
-            on_first_in_dm_thread=self.pane.set_title,
-        )
-        self.home = HomeTab(
-            client,
-            pipeline.store,
-            catalogue=self.catalogue,
-            scopes=self.channel_scopes,
-            channel_config=channel_config,
-        )
-        self.sweeper = OrphanSweeper(pipeline.store, pipeline.lock, grace=self.options.pending_grace)
-        self.thread_actions = ThreadActions(client, pipeline)
         self.closing = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._maintenance: asyncio.Task[None] | None = None
         self._last_prune = 0.0
-        self.app = AsyncApp(
-            name="kb",  # without a name Bolt inspects the call stack (~0.15 s)
-            client=client,
-            signing_secret=signing_secret or "",
-            request_verification_enabled=not socket_mode,
-            url_verification_enabled=not socket_mode,
-            process_before_response=False,
-        )
-        register_listeners(self.app, self)
 
     async def start(self, *, maintain: bool = True) -> BotIdentity:
         """Check the token (auth.test), recover answers a crash left pending, start the periodic sweep and
@@ -170,25 +141,26 @@ class SlackBot:
 
     async def recover_interrupted(self) -> int:
         """Mark records left pending as interrupted and correct their placeholders (or answer them again)."""
-        records = await self.pipeline.interrupt_pending()
+        records = await self.parts.pipeline.interrupt_pending()
         await self.answerer.correct(records)
         return len(records)
 
+    # ---------- periodic work
     async def maintain_once(self) -> None:
         """One round of the periodic work: sweep orphaned questions, re-deliver what is due, prune claims."""
-        await self.answerer.correct(await self.sweeper.sweep())
+        await self.answerer.correct(await self.parts.pipeline.sweep_orphans())
         now = time.time()
         options = self.options
         while not self.closing:
-            due = await self.pipeline.store.take_due_deliveries(
+            due = await self.parts.ledger.take_due_deliveries(
                 now, lease=options.delivery.lease, settle=options.delivery_settle
             )
             if not due:
                 break
-            await asyncio.gather(*(self.answerer.redeliver(record) for record in due))
+            await asyncio.gather(*(self.answerer.redeliver(tracked) for tracked in due))
         if now - self._last_prune > 3600:
             self._last_prune = now
-            await self.pipeline.store.prune_events(now - options.event_claims_ttl)
+            await self.parts.ledger.prune_events(now - options.event_claims_ttl)
 
     async def _maintain(self) -> None:
         while not self.closing:
@@ -216,6 +188,7 @@ class SlackBot:
         except Exception:
             log.exception("a Slack handler failed")
 
+    # ---------- the end
     async def wait_idle(self, within: float | None = None) -> bool:
         """Wait until no work is in flight; False if `within` seconds passed first."""
         loop = asyncio.get_running_loop()
@@ -238,8 +211,9 @@ class SlackBot:
     async def shutdown(self, *, grace: float | None = None) -> int:
         """Stop taking work, let in-flight answers finish for `grace` seconds, interrupt the rest.
 
-        Only this instance's own answers are interrupted (others sharing the database keep theirs); their
-        records are marked interrupted and their placeholders corrected. Returns how many.
+        Only this instance's own answers are interrupted (others sharing the database keep theirs): the
+        pipeline marks each one interrupted as its task is cancelled, and their placeholders are corrected
+        here. Returns how many.
         """
         self.closing = True
         await self.stop_maintenance()
@@ -250,18 +224,12 @@ class SlackBot:
             task.cancel()
         self.answerer.cancel_background()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
-        records = []
+        interrupted = 0
         for record_id in cut_short:
-            record = await self.pipeline.store.get_record(record_id)
-            if record is None:
-                continue
-            if record.status == RecordStatus.PENDING:
-                record = await self.pipeline.store.fail_record(
-                    record_id, status=RecordStatus.INTERRUPTED, reason="interrupted: the bot stopped"
-                )
-            if record.status == RecordStatus.INTERRUPTED:
-                records.append(record)
-        for record in records:
-            await self.answerer.redeliver(record)
+            record = await self.parts.reads.get_record(record_id)
+            delivery = await self.parts.ledger.read_delivery(record_id)
+            if record is not None and delivery is not None and record.status == RecordStatus.INTERRUPTED:
+                interrupted += 1
+                await self.answerer.redeliver(Tracked(record, delivery))
         await self.answerer.drain_background()
-        return len(records)
+        return interrupted

@@ -14,17 +14,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.answering import Answerer
 from adapters.slack.inbound.channel_config import ChannelConfig
-from adapters.slack.inbound.intake import claim_message, seen_before
-from adapters.slack.inbound.plain_text import to_plain_text
-from adapters.slack.inbound.threads import EngagedThreads
-from adapters.slack.inbound.triggers import (
-    BotIdentity,
-    IncomingMessage,
-    parse_message_event,
-    should_answer,
-    thread_command,
-)
-from adapters.slack.pipeline_port import AnswerPipeline
+from adapters.slack.inbound.intake import Intake, NewQuestion, Repeat, ThreadCommand, Unanswerable
+from adapters.slack.inbound.triggers import BotIdentity
 from adapters.slack.rendering.final_messages import (
     FEEDBACK,
     FEEDBACK_DOWN,
@@ -49,14 +40,13 @@ Ack = Callable[..., Awaitable[None]]
 
 
 class ListenerHost(Protocol):
-    """What the listeners need of the running bot (adapters.slack.app.ListenerHost provides it)."""
+    """What the listeners need of the running bot (adapters.slack.app.SlackBot provides it)."""
 
     client: AsyncWebClient
-    pipeline: AnswerPipeline
     channel_config: Callable[[str], ChannelConfig]
     identity: BotIdentity | None
     closing: bool
-    engaged: EngagedThreads
+    intake: Intake
     answerer: Answerer
     thread_actions: ThreadActions
     pane: AssistantPane
@@ -91,10 +81,9 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
         if bot.closing:
             return
         team_id, bot_user_id = _identity(bot, context, body)
-        message = parse_message_event(event, team_id=team_id, bot_user_id=bot_user_id)
-        if message is not None:
-            event_id = str(body.get("event_id") or "") or None
-            bot.spawn(_consider(bot, message, bot_user_id, event_id), name=f"message {message.event_key}")
+        event_id = str(body.get("event_id") or "") or None
+        work = _consider(bot, event, team_id=team_id, bot_user_id=bot_user_id, event_id=event_id)
+        bot.spawn(work, name=f"message {event.get('channel')}:{event.get('ts')}")
 
     assistant = AsyncAssistant(logger=log)
 
@@ -132,7 +121,7 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
 
     async def on_show_trace(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
-        record = await bot.pipeline.store.get_record(int(action.get("value") or 0))
+        record = await bot.thread_actions.reads.get_record(int(action.get("value") or 0))
         if record is not None:
             await bot.thread_actions.open_trace(body.get("trigger_id", ""), record)
 
@@ -193,37 +182,18 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
 
 
 async def _consider(
-    bot: ListenerHost, message: IncomingMessage, bot_user_id: str, event_id: str | None = None
+    bot: ListenerHost, event: dict[str, Any], *, team_id: str, bot_user_id: str, event_id: str | None
 ) -> None:
-    """Decide what a person's message is (question, thread command, nothing) and act on it once, across
-    every instance: repeats are recognised in the shared store before any Slack call."""
-    config = bot.channel_config(message.channel_id)
-    engaged = (
-        message.mentions_bot
-        or message.is_dm
-        or (message.in_thread and not config.mention_only and await bot.engaged.is_engaged(message.key))
-    )
-    if not should_answer(message, thread_engaged=engaged, mention_only=config.mention_only):
-        return
-    seen, record = await seen_before(bot.pipeline.store, message, event_id)
-    if seen:
-        await bot.answerer.on_duplicate(record)  # a Slack retry, the app_mention + message pair, ...
-        return
-    lang = detect_language(to_plain_text(message.raw_text, bot_user_id=bot_user_id))
-    command = (
-        thread_command(message.raw_text, bot_user_id=bot_user_id)
-        if message.mentions_bot or message.is_dm
-        else None
-    )
-    if command is not None:
-        if await claim_message(bot.pipeline.store, message, event_id):
-            await _thread_command(bot, message.key, command, user=message.user_id, lang=lang, trigger_id=None)
-        return
-    if not await bot.answerer.scope(config):
-        if await claim_message(bot.pipeline.store, message, event_id):
-            await bot.answerer.notify(message.channel_id, message.thread_ts, t("no_kb", lang), lang)
-        return
-    await bot.answerer.answer(message, lang=lang, config=config, bot_user_id=bot_user_id, event_id=event_id)
+    """What a person's message is to the bot, decided once (the intake), then acted on."""
+    arrival = await bot.intake.take(event, team_id=team_id, bot_user_id=bot_user_id, event_id=event_id)
+    if isinstance(arrival, NewQuestion):
+        await bot.answerer.answer(arrival)
+    elif isinstance(arrival, ThreadCommand):
+        await bot.thread_actions.run(arrival.key, arrival.command, user=arrival.user, lang=arrival.lang)
+    elif isinstance(arrival, Unanswerable):
+        await bot.answerer.decline(arrival)
+    elif isinstance(arrival, Repeat):
+        await bot.answerer.on_duplicate(arrival.record)
 
 
 async def _shortcut(bot: ListenerHost, shortcut: dict[str, Any], command: str) -> None:
@@ -233,8 +203,7 @@ async def _shortcut(bot: ListenerHost, shortcut: dict[str, Any], command: str) -
     thread_ts = message.get("thread_ts") or message.get("ts") or shortcut.get("message_ts", "")
     key = ConversationKey(source="slack", team_id=team, channel_id=channel, thread_ts=thread_ts)
     lang = detect_language(str(message.get("text") or ""))
-    await _thread_command(
-        bot,
+    await bot.thread_actions.run(
         key,
         command,
         user=(shortcut.get("user") or {}).get("id", ""),
@@ -243,43 +212,3 @@ async def _shortcut(bot: ListenerHost, shortcut: dict[str, Any], command: str) -
         message_ts=message.get("ts"),
         response_url=shortcut.get("response_url"),
     )
-
-
-async def _thread_command(
-    bot: ListenerHost,
-    key: ConversationKey,
-    command: str,
-    *,
-    user: str,
-    lang: str,
-    trigger_id: str | None,
-    message_ts: str | None = None,
-    response_url: str | None = None,
-) -> None:
-    """Compact the thread or show its trace, replying privately to the person who asked."""
-    actions = bot.thread_actions
-    lang = await actions.thread_lang(key, lang)
-
-    async def tell(text: str) -> None:
-        await actions.tell(
-            channel=key.channel_id,
-            user=user,
-            thread_ts=key.thread_ts,
-            message=plain(text),
-            response_url=response_url,
-        )
-
-    if command == "compact":
-        await tell(await actions.compact(key, lang))
-        return
-    record = await actions.record_for(key, message_ts=message_ts)
-    if record is None:
-        await tell(t("no_answer_here", lang))
-    elif not (trigger_id and await actions.open_trace(trigger_id, record)):
-        await actions.tell(
-            channel=key.channel_id,
-            user=user,
-            thread_ts=key.thread_ts,
-            message=actions.trace_card(record),
-            response_url=response_url,
-        )

@@ -1,34 +1,46 @@
-"""The narrow interface the Slack face needs from core's pipeline (core/pipeline.py implements it)."""
+"""What the Slack face needs from core: the pipeline's commands, and read-only access to records.
+
+The Slack adapter never writes a record: questions, answering again and feedback go to the pipeline as
+commands (core.commands); it reads records and conversations through SlackReads, and keeps its own
+bookkeeping (deliveries, event claims) in its ledger (adapters.slack.delivery.ledger).
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Protocol
 
+from core.commands import GiveFeedback, Question
 from core.events import Progress
-from core.models import CompactionReport, Question, Record
-from core.ports import ConversationLock, ConversationStore
+from core.models import CompactionReport, ConversationKey, Record
+from core.ports import RecordReader
+
+
+class SlackReads(RecordReader, Protocol):
+    """The reads the Slack surfaces make: records, and whether a thread has a conversation."""
+
+    async def find_conversation(self, key: ConversationKey) -> str | None:
+        """The conversation's id if it exists, without creating it."""
+        ...
 
 
 class AnswerPipeline(Protocol):
-    """Answers questions as a stream of progress events; compacts; recovers records left pending."""
+    """Answers questions as a stream of progress events; keeps feedback; compacts; recovers leftovers."""
 
-    @property
-    def store(self) -> ConversationStore: ...
-
-    @property
-    def lock(self) -> ConversationLock:
-        """The per-conversation lock answers hold (the orphan sweep probes it)."""
+    def ask(self, command: Question) -> AsyncIterator[Progress]:
+        """Accepted (the stored record), Queued?, ContextLoading, Compacting?, Retrieving/Assessed*,
+        Generating, AnswerDelta*, Notice?, then exactly one Done or Failed (code "duplicate" with the
+        record already stored under the event key; no record for bad input)."""
         ...
 
-    def ask(self, question: Question) -> AsyncIterator[Progress]:
-        """Queued?, ContextLoading, Compacting?, Retrieving/Assessed*, Generating, AnswerDelta*, Notice?,
-        then exactly one Done or Failed (code "duplicate" for an event_key already used, or for a
-        question.record_id that is no longer pending)."""
-        ...
+    async def feedback(self, command: GiveFeedback) -> Record | None: ...
 
     async def compact(self, conversation_id: str) -> CompactionReport: ...
 
     async def interrupt_pending(self) -> list[Record]:
-        """Mark records left pending as interrupted and return them (reply_ref = "channel:ts")."""
+        """Mark records left pending (by a crash) as interrupted and return them."""
+        ...
+
+    async def sweep_orphans(self) -> list[Record]:
+        """Interrupt questions another, stopped instance left pending; return them."""
         ...

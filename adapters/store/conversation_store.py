@@ -1,7 +1,8 @@
-"""The ConversationStore port implemented once over a Database, for SQLite and PostgreSQL alike.
+"""Core's store roles (conversations, records, context snapshots) over one Database, SQLite or PostgreSQL.
 
 Every write that changes a record's state is a single statement, so nothing half-written is ever visible:
-complete_record sets answer, rewritten question, details and status together, and only on a pending
+open_record stores conversation, scope and record in one transaction; complete_record sets answer,
+rewritten question, details and status together, and only on a pending
 record; fail_record never touches an answered record; save_context is one optimistic upsert guarded by
 the revision. History reads are LIMITed, id-bounded queries served by the partial index on answered
 records. Backend differences (placeholders, JSON functions, DDL types) live in adapters.store.dialect.
@@ -16,9 +17,10 @@ from types import TracebackType
 from typing import Any, Self
 
 from adapters.store.database import Database
-from adapters.store.errors import conversation_not_found, record_not_found, record_not_pending
+from adapters.store.errors import record_not_found, record_not_pending, record_to_answer_not_found
 from adapters.store.rows import (
     CONTEXT_COLUMNS,
+    DELIVERY_PENDING,
     RECORD_COLUMNS,
     checked_text,
     context_from_row,
@@ -32,9 +34,8 @@ from core.models import (
     ContextSnapshot,
     ConversationKey,
     ConversationScope,
-    Delivery,
-    EventClaim,
     Record,
+    RecordOpening,
     RecordStatus,
     Turn,
 )
@@ -50,9 +51,6 @@ _CONTEXT_VALUES = (
     " VALUES (?, ?, ?, ?, ?, ?)"
 )
 _FINISHED = (RecordStatus.FAILED, RecordStatus.INTERRUPTED)
-_UNDELIVERED_DUE = (
-    "delivery IN ('pending', 'placeholder') AND status <> 'pending' AND delivery_due <= ? AND updated_at <= ?"
-)
 
 
 class SqlConversationStore:
@@ -60,6 +58,11 @@ class SqlConversationStore:
 
     def __init__(self, database: Database) -> None:
         self._db = database
+
+    @property
+    def database(self) -> Database:
+        """The database it runs on (the Slack delivery ledger shares it)."""
+        return self._db
 
     async def close(self) -> None:
         await self._db.close()
@@ -71,15 +74,6 @@ class SqlConversationStore:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
-
-    async def ensure_conversation(self, key: ConversationKey) -> str:
-        conversation_id = checked_text(key.as_id())
-        await self._db.fetch(
-            "INSERT INTO conversations (id, source, team_id, channel_id, thread_ts, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-            (conversation_id, key.source, key.team_id, key.channel_id, key.thread_ts, time.time()),
-        )
-        return conversation_id
 
     async def find_conversation(self, key: ConversationKey) -> str | None:
         row = await self._db.fetchrow("SELECT id FROM conversations WHERE id = ?", (key.as_id(),))
@@ -105,57 +99,54 @@ class SqlConversationStore:
         row = await self._db.fetchrow("SELECT scope FROM conversations WHERE id = ?", (conversation_id,))
         return None if row is None else _scope(row["scope"])
 
-    async def save_scope(self, conversation_id: str, scope: ConversationScope) -> ConversationScope:
-        """One statement: the scope is written only where none is stored; returns the stored scope."""
-        param = self._db.dialect.json_param
-        row = await self._db.fetchrow(
-            f"UPDATE conversations SET scope = COALESCE(scope, {param}) WHERE id = ? RETURNING scope",
-            (dump_json(scope.to_dict()), conversation_id),
-        )
-        stored = None if row is None else _scope(row["scope"])
-        if stored is None:
-            raise conversation_not_found(conversation_id)
-        return stored
+    async def open_record(self, opening: RecordOpening) -> tuple[Record, bool]:
+        """One transaction: the conversation (when new), its scope (only where none is stored: the first
+        question's wins) and a pending record, or (the record already stored under event_key, False).
 
-    async def add_question(
-        self,
-        conversation_id: str,
-        question: str,
-        *,
-        event_key: str | None = None,
-        reply_ref: str | None = None,
-        delivery: Delivery | None = None,
-        asked_by: str | None = None,
-    ) -> tuple[Record, bool]:
-        """A new pending record, or (the record already stored under event_key, False).
-
-        Raises NotFound when the conversation was never created, InvalidInput for unstorable text.
+        A record with a reply address starts its delivery as pending (due at once: the front end leases
+        it before showing anything), so a crash right after opening still leaves it to be delivered.
+        Raises InvalidInput for unstorable text.
         """
+        key = opening.conversation
+        conversation_id = checked_text(key.as_id())
         now = time.time()
-        row = await self._db.fetchrow(
-            "INSERT INTO records"
-            " (conversation_id, question, status, event_key, reply_ref, created_at, updated_at,"
-            " delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts, asked_by)"
-            " VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            f" ON CONFLICT (event_key) DO NOTHING RETURNING {RECORD_COLUMNS}",
-            (
-                conversation_id,
-                checked_text(question),
-                _checked_optional(event_key),
-                _checked_optional(reply_ref),
-                now,
-                now,
-                *_delivery_values(delivery),
-                _checked_optional(asked_by),
-            ),
-        )
-        if row is not None:
-            return record_from_row(row), True
-        existing = await self._db.fetchrow(
-            f"SELECT {RECORD_COLUMNS} FROM records WHERE event_key = ?", (event_key,)
-        )
+        param = self._db.dialect.json_param
+        delivery = None if opening.reply_to is None else DELIVERY_PENDING
+        async with self._db.transaction() as transaction:
+            await transaction.fetch(
+                "INSERT INTO conversations (id, source, team_id, channel_id, thread_ts, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (conversation_id, key.source, key.team_id, key.channel_id, key.thread_ts, now),
+            )
+            await transaction.fetch(
+                f"UPDATE conversations SET scope = COALESCE(scope, {param}) WHERE id = ?",
+                (dump_json(opening.scope.to_dict()), conversation_id),
+            )
+            row = await transaction.fetchrow(
+                "INSERT INTO records"
+                " (conversation_id, question, status, event_key, created_at, updated_at, asked_by, reply_to,"
+                " delivery, delivery_due)"
+                " VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
+                f" ON CONFLICT (event_key) DO NOTHING RETURNING {RECORD_COLUMNS}",
+                (
+                    conversation_id,
+                    checked_text(opening.question),
+                    _checked_optional(opening.event_key),
+                    now,
+                    now,
+                    _checked_optional(opening.asked_by),
+                    _checked_optional(opening.reply_to),
+                    delivery,
+                    now,
+                ),
+            )
+            if row is not None:
+                return record_from_row(row), True
+            existing = await transaction.fetchrow(
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE event_key = ?", (opening.event_key,)
+            )
         if existing is None:  # pragma: no cover - records are never deleted
-            raise RuntimeError(f"event key {event_key!r} conflicted but no record holds it")
+            raise RuntimeError(f"event key {opening.event_key!r} conflicted but no record holds it")
         return record_from_row(existing), False
 
     async def get_record(self, record_id: int) -> Record | None:
@@ -167,63 +158,6 @@ class SqlConversationStore:
             f"SELECT {RECORD_COLUMNS} FROM records WHERE event_key = ?", (event_key,)
         )
         return record_from_row(row) if row else None
-
-    async def save_delivery(
-        self, record_id: int, delivery: Delivery, *, reply_ref: str | None = None
-    ) -> Record:
-        """The delivery columns (and reply_ref unless None; "" clears it) in one statement."""
-        ref_sql, ref_params = ("", []) if reply_ref is None else (", reply_ref = ?", [reply_ref or None])
-        row = await self._db.fetchrow(
-            "UPDATE records SET delivery = ?, delivery_attempts = ?, delivery_error = ?, delivery_due = ?,"
-            f" delivery_parts = ?{ref_sql} WHERE id = ? RETURNING {RECORD_COLUMNS}",
-            (*_delivery_values(delivery), *ref_params, record_id),
-        )
-        if row is None:
-            raise record_not_found(record_id)
-        return record_from_row(row)
-
-    async def take_due_deliveries(
-        self, now: float, *, lease: float, settle: float, limit: int = 20, record_id: int | None = None
-    ) -> list[Record]:
-        """Due, finished, undelivered records, leased to the caller by moving their due time (one statement;
-        concurrent takers skip rows another one is leasing, and the outer condition is re-checked)."""
-        if limit <= 0:
-            return []
-        where = _UNDELIVERED_DUE if record_id is None else f"{_UNDELIVERED_DUE} AND id = ?"
-        condition = (now, now - settle) if record_id is None else (now, now - settle, record_id)
-        rows = await self._db.fetch(
-            "UPDATE records SET delivery_due = ? WHERE id IN"
-            f" (SELECT id FROM records WHERE {where} ORDER BY delivery_due, id LIMIT ?"
-            f"{self._db.dialect.skip_locked})"
-            f" AND {where} RETURNING {RECORD_COLUMNS}",
-            (now + lease, *condition, limit, *condition),
-        )
-        return sorted((record_from_row(row) for row in rows), key=lambda record: record.id)
-
-    async def claim_event(self, key: str, *, record_id: int | None = None) -> bool:
-        row = await self._db.fetchrow(
-            "INSERT INTO event_claims (key, record_id, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (key) DO NOTHING RETURNING key",
-            (checked_text(key), record_id, time.time()),
-        )
-        return row is not None
-
-    async def find_event(self, key: str) -> EventClaim | None:
-        row = await self._db.fetchrow(
-            "SELECT key, record_id, created_at FROM event_claims WHERE key = ?", (key,)
-        )
-        if row is None:
-            return None
-        record_id = row["record_id"]
-        return EventClaim(
-            key=row["key"],
-            record_id=None if record_id is None else int(record_id),
-            created_at=float(row["created_at"]),
-        )
-
-    async def prune_events(self, before: float) -> int:
-        rows = await self._db.fetch("DELETE FROM event_claims WHERE created_at < ? RETURNING key", (before,))
-        return len(rows)
 
     async def recent_turns(
         self, conversation_id: str, *, before_id: int, after_id: int, limit: int
@@ -289,35 +223,37 @@ class SqlConversationStore:
         )
         return record_from_row(row) if row else await self._require(record_id)
 
-    async def reset_record(self, record_id: int) -> Record:
-        """Back to pending for re_chat. The finished attempt (status, answer, rewritten, updated_at and
+    async def reopen_record(self, record_id: int, conversation_id: str) -> Record:
+        """Back to pending to answer again. The finished attempt (status, answer, rewritten, updated_at and
         its details) is appended to details["previous_answers"]; the new details hold only that list.
-        A pending record is returned unchanged. Raises NotFound for an unknown id."""
+        A pending record is returned unchanged. Raises NotFound for an unknown id or one of another
+        conversation."""
         archive = self._db.dialect.archive_attempt("details")
         row = await self._db.fetchrow(
             f"UPDATE records SET details = {archive}, status = 'pending', answer = NULL, rewritten = NULL,"
-            f" updated_at = ? WHERE id = ? AND status <> 'pending' RETURNING {RECORD_COLUMNS}",
-            (time.time(), record_id),
+            " updated_at = ? WHERE id = ? AND conversation_id = ? AND status <> 'pending'"
+            f" RETURNING {RECORD_COLUMNS}",
+            (time.time(), record_id, conversation_id),
         )
-        return record_from_row(row) if row else await self._require(record_id)
+        if row is not None:
+            return record_from_row(row)
+        current = await self.get_record(record_id)
+        if current is None or current.conversation_id != conversation_id:
+            raise record_to_answer_not_found(record_id)
+        return current
 
-    async def set_reply_ref(self, record_id: int, reply_ref: str) -> None:
-        row = await self._db.fetchrow(
-            "UPDATE records SET reply_ref = ?, updated_at = ? WHERE id = ? RETURNING id",
-            (checked_text(reply_ref), time.time(), record_id),
+    async def add_feedback(self, record_id: int, *, person: str, value: str, at: float) -> Record | None:
+        """details["feedback"][person] = {"value", "at"} in one statement (other people's kept)."""
+        if not person or '"' in person:
+            raise InvalidInput("反馈者无效。", f"Invalid person {person!r} for feedback.")
+        expression, params = self._db.dialect.set_json_child(
+            "details", "feedback", checked_text(person), dump_json({"value": value, "at": at})
         )
-        if row is None:
-            raise record_not_found(record_id)
-
-    async def update_details(self, record_id: int, patch: dict[str, Any]) -> None:
-        """Set these top-level keys of the record's details (other keys kept). NotFound for an unknown id."""
-        merge, merge_params = self._db.dialect.merge_json("details", details_patch(patch))
         row = await self._db.fetchrow(
-            f"UPDATE records SET details = {merge}, updated_at = ? WHERE id = ? RETURNING id",
-            (*merge_params, time.time(), record_id),
+            f"UPDATE records SET details = {expression} WHERE id = ? RETURNING {RECORD_COLUMNS}",
+            (*params, record_id),
         )
-        if row is None:
-            raise record_not_found(record_id)
+        return record_from_row(row) if row else None
 
     async def list_records(self, conversation_id: str, *, limit: int = 100) -> list[Record]:
         """The latest `limit` records of the conversation (any status), oldest first."""
@@ -399,18 +335,6 @@ def _scope(value: Any) -> ConversationScope | None:
 
 def _turn(row: Mapping[str, Any]) -> Turn:
     return Turn(record_id=int(row["id"]), question=row["question"], answer=row["answer"])
-
-
-def _delivery_values(delivery: Delivery | None) -> tuple[Any, ...]:
-    if delivery is None:
-        return (None, 0, "", 0.0, 0)
-    return (
-        delivery.state.value,
-        delivery.attempts,
-        storable_text(delivery.error),
-        delivery.due,
-        delivery.parts,
-    )
 
 
 def _checked_optional(value: str | None) -> str | None:

@@ -37,6 +37,11 @@ class Dialect:
         """An expression setting each top-level key of `column` to the given JSON text (a shallow merge)."""
         raise NotImplementedError
 
+    def set_json_child(self, column: str, key: str, child: str, value: str) -> tuple[str, list[Any]]:
+        """An expression setting column[key][child] to the JSON text value (column[key] created when absent,
+        its other children kept)."""
+        raise NotImplementedError
+
     def archive_attempt(self, column: str) -> str:
         """An expression: {"previous_answers": [...old entries, the current attempt]} built from the row."""
         raise NotImplementedError
@@ -63,6 +68,10 @@ class SqliteDialect(Dialect):
         for key, value in patch.items():
             params += [f'$."{key}"', value]
         return f"json_set({column}, {pairs})", params
+
+    def set_json_child(self, column: str, key: str, child: str, value: str) -> tuple[str, list[Any]]:
+        # json_set creates the missing parent object and leaves the parent's other members alone.
+        return f"json_set({column}, ?, json(?))", [f'$."{key}"."{child}"', value]
 
     def archive_attempt(self, column: str) -> str:
         fields = ", ".join(f"'{name}', {name}" for name in _ARCHIVE_FIELDS)
@@ -91,6 +100,10 @@ class PostgresDialect(Dialect):
             return column, []
         merged = "{" + ",".join(f"{json.dumps(key)}:{value}" for key, value in patch.items()) + "}"
         return f"{column} || ?::jsonb", [merged]
+
+    def set_json_child(self, column: str, key: str, child: str, value: str) -> tuple[str, list[Any]]:
+        parent = f"COALESCE({column} -> ?::text, '{{}}'::jsonb) || jsonb_build_object(?::text, ?::jsonb)"
+        return f"jsonb_set({column}, ARRAY[?::text], {parent}, true)", [key, key, child, value]
 
     def archive_attempt(self, column: str) -> str:
         fields = ", ".join(f"'{name}', {name}" for name in _ARCHIVE_FIELDS)

@@ -9,6 +9,7 @@ __all__ = [
     "conversation_not_found",
     "record_not_found",
     "record_not_pending",
+    "record_to_answer_not_found",
     "unstorable_text",
 ]
 
@@ -24,6 +25,13 @@ def conversation_not_found(detail: str = "") -> NotFound:
 
 def record_not_found(record_id: int) -> NotFound:
     return NotFound(f"找不到记录 {record_id}。", f"Record {record_id} was not found.")
+
+
+def record_to_answer_not_found(record_id: int) -> NotFound:
+    """Answering again a record that does not exist, or not in the conversation asking."""
+    return NotFound(
+        "找不到要重新回答的问题。", f"The question to answer again (record {record_id}) was not found."
+    )
 
 
 def record_not_pending(record_id: int, status: str) -> NotAllowed:

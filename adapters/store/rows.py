@@ -10,12 +10,13 @@ from typing import Any
 
 from adapters.store.errors import unstorable_text
 from core.errors import InvalidInput
-from core.models import ContextSnapshot, Delivery, DeliveryState, Record, RecordStatus
+from core.models import ContextSnapshot, Record, RecordStatus
 
 RECORD_COLUMNS = (
-    "id, conversation_id, question, rewritten, answer, status, details, event_key, reply_ref, "
-    "created_at, updated_at, delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts, asked_by"
+    "id, conversation_id, question, rewritten, answer, status, details, event_key, "
+    "created_at, updated_at, asked_by, reply_to"
 )
+DELIVERY_PENDING = "pending"  # the delivery column of a record a front end will deliver
 CONTEXT_COLUMNS = "summary, through_record_id, compacted_rounds, revision, updated_at"
 
 # PostgreSQL text cannot hold NUL, and no UTF-8 database can hold an unpaired surrogate.
@@ -79,23 +80,10 @@ def record_from_row(row: Mapping[str, Any]) -> Record:
         answer=row["answer"],
         details=json.loads(details) if details else {},
         event_key=row["event_key"],
-        reply_ref=row["reply_ref"],
         created_at=float(row["created_at"]),
         updated_at=float(row["updated_at"]),
-        delivery=delivery_from_row(row),
         asked_by=row["asked_by"],
-    )
-
-
-def delivery_from_row(row: Mapping[str, Any]) -> Delivery | None:
-    if row.get("delivery") is None:
-        return None
-    return Delivery(
-        state=DeliveryState(row["delivery"]),
-        attempts=int(row["delivery_attempts"]),
-        error=str(row["delivery_error"] or ""),
-        due=float(row["delivery_due"]),
-        parts=int(row["delivery_parts"]),
+        reply_to=row["reply_to"],
     )
 
 

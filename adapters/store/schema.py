@@ -128,6 +128,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX idx_records_asked_by ON records (asked_by, id) WHERE asked_by IS NOT NULL",
         ),
     ),
+    Migration(
+        5,
+        "where each record's answer is delivered",
+        # NULL for questions answered in the terminal; a front end's address (Slack: "channel:thread_ts").
+        ("ALTER TABLE records ADD COLUMN reply_to TEXT",),
+    ),
 )
 
 _VERSION_TABLE = """

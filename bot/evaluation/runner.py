@@ -18,9 +18,18 @@ from bot.evaluation.matching import Paragraph, found_gold, keywords_present
 from bot.evaluation.observers import CountingEngine, RecordingKnowledgeBase
 from bot.evaluation.questions import EvalQuestion
 from core.answering.answer import cited_numbers
+from core.commands import Ask
 from core.events import Failed
 from core.knowledge.search import SearchTiers, tier_for
-from core.models import ConversationKey, Hit, Question, Record, RetrievalMode, SearchMode, SearchRequest
+from core.models import (
+    ConversationKey,
+    ConversationScope,
+    Hit,
+    Record,
+    RetrievalMode,
+    SearchMode,
+    SearchRequest,
+)
 from core.pipeline import Pipeline
 from core.trace import record_trace
 
@@ -131,15 +140,14 @@ class EvalRunner:
         self._options = options
         self._run_id = uuid.uuid4().hex[:8]
 
-    def _question(self, item: EvalQuestion, text: str) -> Question:
+    def _question(self, item: EvalQuestion, text: str) -> Ask:
         key = ConversationKey(source="eval", channel_id=self._run_id, thread_ts=item.id)
-        return Question(
-            conversation=key,
-            text=text,
+        scope = ConversationScope(
             datasets=self._options.datasets,
             search_mode=self._options.search_mode,
             retrieval_mode=self._options.retrieval_mode,
         )
+        return Ask(conversation=key, text=text, scope=scope)
 
     async def _baseline(self, text: str) -> list[Hit]:
         _, threshold = tier_for(text, self._options.tiers)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from core.budget import clip, setting
 from core.conversation.compaction_batches import (
@@ -28,7 +28,7 @@ from core.conversation.compaction_messages import (
 )
 from core.errors import ContextConflict, KbError, ModelOutputInvalid
 from core.models import CompactionReport, ContextSnapshot, LoadedContext, Turn, Usage
-from core.ports import ConversationLock, ConversationStore, Engine
+from core.ports import ContextSnapshots, ConversationLock, Conversations, Engine
 from core.text import detect_language
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,10 @@ OnCompacting = Callable[[], Awaitable[None]]
 
 async def _no_progress() -> None:
     return None
+
+
+class HistoryStore(Conversations, ContextSnapshots, Protocol):
+    """What compaction reads and writes: answered turns, and the conversation's context snapshot."""
 
 
 @dataclass(slots=True)
@@ -63,7 +67,7 @@ class CompactingContextLoader:
     def __init__(
         self,
         *,
-        store: ConversationStore,
+        store: HistoryStore,
         engine: Engine,
         dialogue_number: int = 5,
         recent_tokens: int = 6000,

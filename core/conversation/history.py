@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from core.budget import count_tokens
 from core.models import LoadedContext, Message, Turn
-from core.ports import ConversationStore
+from core.ports import Conversations
 
 
 def turns_to_messages(turns: list[Turn] | tuple[Turn, ...]) -> tuple[Message, ...]:
@@ -24,7 +24,7 @@ def turns_to_messages(turns: list[Turn] | tuple[Turn, ...]) -> tuple[Message, ..
 class BoundedHistoryLoader:
     """ContextLoader without compaction: a LIMITed read of the latest turns; 0 disables history."""
 
-    def __init__(self, store: ConversationStore, *, dialogue_number: int) -> None:
+    def __init__(self, store: Conversations, *, dialogue_number: int) -> None:
         self._store = store
         self._keep = max(0, min(20, dialogue_number))
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 from core.models import Record, RecordStatus
-from core.ports import ConversationLock, ConversationStore
+from core.ports import ConversationLock, Records
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class OrphanSweeper:
 
     def __init__(
         self,
-        store: ConversationStore,
+        store: Records,
         lock: ConversationLock,
         *,
         grace: float = DEFAULT_GRACE,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from core.errors import InvalidInput, NotFound
 from core.models import ConversationKey
-from core.ports import ConversationStore
+from core.ports import Conversations
 
 MIN_PREFIX = 4
 MATCH_LIMIT = 10
@@ -58,7 +58,7 @@ def _thread(conversation_id: str) -> str:
     return ConversationKey.from_id(conversation_id).thread_ts
 
 
-async def resolve_conversation(store: ConversationStore, reference: str) -> str:
+async def resolve_conversation(store: Conversations, reference: str) -> str:
     """The id of the existing conversation the reference names (module docstring); never creates one."""
     reference = reference.strip()
     for conversation_id in exact_forms(reference):

@@ -57,7 +57,7 @@ _ARTICLE = re.compile(r"^第[零〇一二三四五六七八九十百千两0-9０
 _LAW_HEADING = re.compile(r"^第[零〇一二三四五六七八九十百千两0-9０-９]+(?:编|分编|章|节)")
 _HEADING_TAIL_MAX_CHARS = 30
 _SEPARATOR_TOKENS = 1  # "\n\n" between two stripped blocks
-_ESTIMATE_SLACK = 8  # below max_tokens - slack the additive estimate is trusted while packing
+_ESTIMATE_MARGIN = 8  # below max_tokens - slack the additive estimate is trusted while packing
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +187,7 @@ def _section_pieces(blocks: list[_Block], max_tokens: int) -> list[_Piece]:
             current, current_tokens = [], 0
             continue
         estimate = current_tokens + _SEPARATOR_TOKENS + tokens
-        if current and estimate > max_tokens - _ESTIMATE_SLACK:
+        if current and estimate > max_tokens - _ESTIMATE_MARGIN:
             estimate = count_tokens("\n\n".join([*(p.text for p in current), whole]))
         if current and estimate > max_tokens:
             groups.append(current)

@@ -22,7 +22,14 @@ from adapters.store.backends import (
 from adapters.store.errors import StoreUnavailable
 from adapters.store.schema import MIGRATIONS, Migration
 from core.errors import InvalidInput, NotAllowed, NotFound
-from core.models import ContextSnapshot, ConversationKey, ConversationScope, Record, RecordStatus
+from core.models import (
+    ContextSnapshot,
+    ConversationKey,
+    ConversationScope,
+    Record,
+    RecordOpening,
+    RecordStatus,
+)
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema
 
 BIG = 10**12  # a before_id above every record
@@ -78,19 +85,32 @@ async def store(backend: Backend) -> AsyncIterator[SqlConversationStore]:
     await opened.close()
 
 
-async def new_conversation(store: SqlConversationStore, thread: str = "1700000000.000100") -> str:
-    return await store.ensure_conversation(ConversationKey("slack", "T1", "C1", thread))
+def new_conversation(thread: str = "1700000000.000100") -> str:
+    """The id of a Slack thread's conversation (stored with its first question)."""
+    return ConversationKey("slack", "T1", "C1", thread).as_id()
+
+
+async def add(
+    store: SqlConversationStore, conversation: str, question: str, **fields: Any
+) -> tuple[Record, bool]:
+    """Open a pending record (and its conversation when new) as the pipeline does."""
+    return await store.open_record(RecordOpening(ConversationKey.from_id(conversation), question, **fields))
 
 
 async def answered(store: SqlConversationStore, conversation: str, question: str, answer: str) -> Record:
-    record, _ = await store.add_question(conversation, question)
+    record, _ = await add(store, conversation, question)
     return await store.complete_record(record.id, answer=answer, rewritten=None, details={})
 
 
-async def test_ensure_conversation_is_idempotent(store: SqlConversationStore) -> None:
-    """Creating the same conversation twice returns the same id and keeps one row."""
-    first = await new_conversation(store)
-    assert await new_conversation(store) == first == "slack:T1:C1:1700000000.000100"
+async def test_opening_records_creates_the_conversation_once(
+    backend: Backend, store: SqlConversationStore
+) -> None:
+    """Two records opened in one new conversation store one conversation row, with the given id."""
+    conversation = new_conversation()
+    await add(store, conversation, "q1")
+    await add(store, conversation, "q2")
+    assert conversation == "slack:T1:C1:1700000000.000100"
+    assert await backend.query("SELECT id FROM conversations") == [(conversation,)]
 
 
 async def test_find_conversation_never_creates_one(store: SqlConversationStore) -> None:
@@ -98,29 +118,29 @@ async def test_find_conversation_never_creates_one(store: SqlConversationStore) 
     key = ConversationKey(source="slack", team_id="T1", channel_id="C9", thread_ts="7.0")
     assert await store.find_conversation(key) is None
     assert await store.find_conversation(key) is None
-    created = await store.ensure_conversation(key)
-    assert await store.find_conversation(key) == created
+    record, _ = await add(store, key.as_id(), "q")
+    assert await store.find_conversation(key) == record.conversation_id == key.as_id()
 
 
 async def test_a_used_event_key_returns_the_existing_record(store: SqlConversationStore) -> None:
     """A retried event (same key) gets the stored record back with created=False; no second record."""
-    conversation = await new_conversation(store)
-    first, created = await store.add_question(conversation, "问题", event_key="Ev1", reply_ref="ts.1")
-    again, created_again = await store.add_question(conversation, "问题(重发)", event_key="Ev1")
+    conversation = new_conversation()
+    first, created = await add(store, conversation, "问题", event_key="Ev1", reply_to="C1:ts.1")
+    again, created_again = await add(store, conversation, "问题(重发)", event_key="Ev1")
     assert (created, created_again) == (True, False)
-    assert again == first and again.question == "问题" and again.reply_ref == "ts.1"
+    assert again == first and again.question == "问题" and again.reply_to == "C1:ts.1"
     assert [r.id for r in await store.list_records(conversation)] == [first.id]
 
 
 async def test_event_keys_survive_a_restart(backend: Backend) -> None:
     """Deduplication is persisted: after reopening the database the same key is still recognised."""
     store = await backend.open(MIGRATIONS)
-    conversation = await new_conversation(store)
-    first, _ = await store.add_question(conversation, "q", event_key="C1:1700000000.000200")
+    conversation = new_conversation()
+    first, _ = await add(store, conversation, "q", event_key="C1:1700000000.000200")
     await store.close()
     store = await backend.open(MIGRATIONS)
     try:
-        again, created = await store.add_question(conversation, "q", event_key="C1:1700000000.000200")
+        again, created = await add(store, conversation, "q", event_key="C1:1700000000.000200")
         assert (again.id, created) == (first.id, False)
     finally:
         await store.close()
@@ -130,8 +150,8 @@ async def test_twenty_concurrent_questions_are_all_stored_with_unique_ids(
     store: SqlConversationStore,
 ) -> None:
     """add_question from 20 tasks at once stores 20 records with distinct ids."""
-    conversation = await new_conversation(store)
-    results = await asyncio.gather(*(store.add_question(conversation, f"q{i}") for i in range(20)))
+    conversation = new_conversation()
+    results = await asyncio.gather(*(add(store, conversation, f"q{i}") for i in range(20)))
     ids = [record.id for record, created in results if created]
     assert len(set(ids)) == 20
     stored = await store.list_records(conversation)
@@ -141,18 +161,18 @@ async def test_twenty_concurrent_questions_are_all_stored_with_unique_ids(
 
 async def test_concurrent_duplicates_of_one_event_create_one_record(store: SqlConversationStore) -> None:
     """Ten simultaneous deliveries of one event produce exactly one record, which all of them get."""
-    conversation = await new_conversation(store)
-    results = await asyncio.gather(*(store.add_question(conversation, "q", event_key="E") for _ in range(10)))
+    conversation = new_conversation()
+    results = await asyncio.gather(*(add(store, conversation, "q", event_key="E") for _ in range(10)))
     assert sum(created for _, created in results) == 1
     assert len({record.id for record, _ in results}) == 1
 
 
 async def test_recent_turns_returns_the_latest_answered_turns_of_500(store: SqlConversationStore) -> None:
     """Of 500 records (some pending or failed), limit=5 yields the 5 latest answered ones, oldest first."""
-    conversation = await new_conversation(store)
-    other = await new_conversation(store, "other-thread")
-    added = await asyncio.gather(*(store.add_question(conversation, f"问题{i}") for i in range(500)))
-    await store.add_question(other, "another thread's question")
+    conversation = new_conversation()
+    other = new_conversation("other-thread")
+    added = await asyncio.gather(*(add(store, conversation, f"问题{i}") for i in range(500)))
+    await add(store, other, "another thread's question")
     answers: dict[int, str] = {}
     finishing = []
     for index, (record, _) in enumerate(sorted(added, key=lambda pair: pair[0].id)):
@@ -174,9 +194,9 @@ async def test_recent_turns_returns_the_latest_answered_turns_of_500(store: SqlC
 
 async def test_history_never_includes_the_current_record_or_later_ones(store: SqlConversationStore) -> None:
     """recent_turns and turns_after only return after_id < id < before_id, even when later turns exist."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
     done = [await answered(store, conversation, f"q{i}", f"a{i}") for i in range(6)]
-    current, _ = await store.add_question(conversation, "current")
+    current, _ = await add(store, conversation, "current")
     later = await answered(store, conversation, "later", "later answer")
     for turns in (
         await store.recent_turns(conversation, before_id=current.id, after_id=0, limit=20),
@@ -191,12 +211,12 @@ async def test_history_never_includes_the_current_record_or_later_ones(store: Sq
 
 async def test_pending_failed_and_interrupted_records_are_not_history(store: SqlConversationStore) -> None:
     """Only answered records become turns."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
     ok = await answered(store, conversation, "ok", "fine")
-    await store.add_question(conversation, "still generating")
-    failed, _ = await store.add_question(conversation, "failed")
+    await add(store, conversation, "still generating")
+    failed, _ = await add(store, conversation, "failed")
     await store.fail_record(failed.id, status=RecordStatus.FAILED, reason="model unavailable")
-    cut, _ = await store.add_question(conversation, "cut")
+    cut, _ = await add(store, conversation, "cut")
     await store.fail_record(cut.id, status=RecordStatus.INTERRUPTED, reason="shutdown")
     turns = await store.recent_turns(conversation, before_id=BIG, after_id=0, limit=10)
     assert [(t.record_id, t.question, t.answer) for t in turns] == [(ok.id, "ok", "fine")]
@@ -204,7 +224,7 @@ async def test_pending_failed_and_interrupted_records_are_not_history(store: Sql
 
 async def test_turns_after_pages_oldest_first(store: SqlConversationStore) -> None:
     """turns_after returns consecutive pages of at most `limit` turns, starting after the watermark."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
     ids = [(await answered(store, conversation, f"q{i}", f"a{i}")).id for i in range(45)]
     pages, cursor = [], 0
     while page := await store.turns_after(conversation, after_id=cursor, before_id=BIG):
@@ -216,8 +236,8 @@ async def test_turns_after_pages_oldest_first(store: SqlConversationStore) -> No
 
 async def test_complete_record_writes_everything_at_once(store: SqlConversationStore) -> None:
     """Answer, rewritten question, details and status arrive together and read back identically."""
-    conversation = await new_conversation(store)
-    record, _ = await store.add_question(conversation, "那它们各自占用多少内存?", reply_ref="ts.9")
+    conversation = new_conversation()
+    record, _ = await add(store, conversation, "那它们各自占用多少内存?", asked_by="slack:T1:U1")
     assert (record.status, record.answer, record.details) == (RecordStatus.PENDING, None, {})
     details = {
         "citations": [{"document": "Java 基础.md", "heading": "基本数据类型", "source": ""}],
@@ -231,18 +251,18 @@ async def test_complete_record_writes_everything_at_once(store: SqlConversationS
     assert done == await store.get_record(record.id)
     assert done.status == RecordStatus.ANSWERED and done.answer == "int 占 4 字节 [1]"
     assert done.rewritten == "Java 基本数据类型各自占用多少内存?"
-    assert done.details == details and done.reply_ref == "ts.9"
+    assert done.details == details and done.asked_by == "slack:T1:U1"
     assert done.updated_at >= done.created_at > 0
 
 
 async def test_an_answered_record_is_never_overwritten(store: SqlConversationStore) -> None:
     """complete_record on an answered, failed or interrupted record raises NotAllowed and changes nothing."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
     done = await answered(store, conversation, "q", "first answer")
     with pytest.raises(NotAllowed):
         await store.complete_record(done.id, answer="second", rewritten=None, details={"x": 1})
     assert await store.get_record(done.id) == done
-    failed, _ = await store.add_question(conversation, "q2")
+    failed, _ = await add(store, conversation, "q2")
     failed = await store.fail_record(failed.id, status=RecordStatus.INTERRUPTED, reason="shutdown")
     with pytest.raises(NotAllowed):
         await store.complete_record(failed.id, answer="late", rewritten=None, details={})
@@ -251,7 +271,7 @@ async def test_an_answered_record_is_never_overwritten(store: SqlConversationSto
 
 async def test_fail_record_on_an_answered_record_is_a_no_op(store: SqlConversationStore) -> None:
     """A late failure (e.g. a timeout firing after the answer was saved) leaves the answer intact."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
     done = await answered(store, conversation, "q", "the answer")
     result = await store.fail_record(done.id, status=RecordStatus.FAILED, reason="late", details={"x": 1})
     assert result == done == await store.get_record(done.id)
@@ -259,15 +279,15 @@ async def test_fail_record_on_an_answered_record_is_a_no_op(store: SqlConversati
 
 async def test_fail_record_keeps_the_reason_and_never_an_answer(store: SqlConversationStore) -> None:
     """A failed record has no answer, its reason under details["failure"], and earlier details kept."""
-    conversation = await new_conversation(store)
-    record, _ = await store.add_question(conversation, "q")
-    await store.update_details(record.id, {"context": {"revision": 2}})
+    conversation = new_conversation()
+    record, _ = await add(store, conversation, "q")
+    await store.add_feedback(record.id, person="U1", value="up", at=1.0)
     failed = await store.fail_record(
         record.id, status=RecordStatus.FAILED, reason="模型服务暂时不可用", details={"stage": "generate"}
     )
     assert failed.status == RecordStatus.FAILED and failed.answer is None
     assert failed.details == {
-        "context": {"revision": 2},
+        "feedback": {"U1": {"value": "up", "at": 1.0}},
         "stage": "generate",
         "failure": "模型服务暂时不可用",
     }
@@ -276,49 +296,48 @@ async def test_fail_record_keeps_the_reason_and_never_an_answer(store: SqlConver
 
 
 async def test_re_chat_keeps_the_old_answer_and_allows_a_new_one(store: SqlConversationStore) -> None:
-    """reset_record archives the answer in details["previous_answers"]; the next completion keeps it."""
-    conversation = await new_conversation(store)
-    record, _ = await store.add_question(conversation, "q")
+    """reopen_record archives the answer in details["previous_answers"]; the next completion keeps it."""
+    conversation = new_conversation()
+    record, _ = await add(store, conversation, "q")
     await store.complete_record(record.id, answer="old", rewritten="old q", details={"trace": {"n": 1}})
-    await store.update_details(record.id, {"feedback": "down"})
-    reset = await store.reset_record(record.id)
+    await store.add_feedback(record.id, person="U1", value="down", at=2.0)
+    reset = await store.reopen_record(record.id, conversation)
     assert (reset.status, reset.answer, reset.rewritten) == (RecordStatus.PENDING, None, None)
     [archived] = reset.details["previous_answers"]
     assert archived["answer"] == "old" and archived["rewritten"] == "old q"
     assert archived["status"] == "answered"
-    assert archived["details"] == {"trace": {"n": 1}, "feedback": "down"}
+    assert archived["details"] == {"trace": {"n": 1}, "feedback": {"U1": {"value": "down", "at": 2.0}}}
     assert await store.recent_turns(conversation, before_id=BIG, after_id=0, limit=5) == []
-    assert await store.reset_record(record.id) == reset  # pending already: unchanged
+    assert await store.reopen_record(record.id, conversation) == reset  # pending already: unchanged
     again = await store.complete_record(record.id, answer="new", rewritten=None, details={"trace": {"n": 2}})
     assert again.answer == "new" and again.details["trace"] == {"n": 2}
     assert again.details["previous_answers"] == [archived]
-    second = await store.reset_record(record.id)
+    second = await store.reopen_record(record.id, conversation)
     assert [a["answer"] for a in second.details["previous_answers"]] == ["old", "new"]
 
 
-async def test_update_details_merges_top_level_keys(store: SqlConversationStore) -> None:
-    """A patch replaces the keys it names (whole values, null included) and keeps the others."""
-    conversation = await new_conversation(store)
+async def test_feedback_keeps_each_persons_latest_verdict(store: SqlConversationStore) -> None:
+    """add_feedback sets one person's entry (a later one replaces it), keeps the others and the answer."""
+    conversation = new_conversation()
     done = await answered(store, conversation, "q", "a")
-    await store.update_details(done.id, {"trace": {"a": 1, "b": 2}, "keep": "me"})
-    await store.update_details(done.id, {"trace": {"c": 3}, "feedback": {"user": "U1", "vote": "up"}})
-    await store.update_details(done.id, {"keep.me": None})
-    record = await store.get_record(done.id)
+    await store.add_feedback(done.id, person="slack:T1:U1", value="down", at=1.0)
+    await store.add_feedback(done.id, person="slack:T1:U2", value="up", at=2.0)
+    record = await store.add_feedback(done.id, person="slack:T1:U1", value="up", at=3.0)
+    assert record == await store.get_record(done.id)
     assert record is not None and record.answer == "a"
     assert record.details == {
-        "trace": {"c": 3},
-        "keep": "me",
-        "feedback": {"user": "U1", "vote": "up"},
-        "keep.me": None,
+        "feedback": {"slack:T1:U1": {"value": "up", "at": 3.0}, "slack:T1:U2": {"value": "up", "at": 2.0}}
     }
+    assert await store.add_feedback(done.id + 1000, person="U1", value="up", at=1.0) is None
+    with pytest.raises(InvalidInput):
+        await store.add_feedback(done.id, person='U"1', value="up", at=1.0)
 
 
-async def test_set_reply_ref_and_unknown_ids(store: SqlConversationStore) -> None:
-    """set_reply_ref stores the Slack ts; writes to an unknown record raise NotFound, absurd ids InvalidInput."""
-    conversation = await new_conversation(store)
-    record, _ = await store.add_question(conversation, "q")
-    await store.set_reply_ref(record.id, "1700000000.000999")
-    assert (await store.get_record(record.id) or record).reply_ref == "1700000000.000999"
+async def test_unknown_ids(store: SqlConversationStore) -> None:
+    """Writes to an unknown record raise NotFound (reopening one of another conversation too); absurd ids
+    InvalidInput."""
+    conversation = new_conversation()
+    record, _ = await add(store, conversation, "q")
     missing = record.id + 1000
     assert await store.get_record(missing) is None
     with pytest.raises(InvalidInput):
@@ -326,19 +345,15 @@ async def test_set_reply_ref_and_unknown_ids(store: SqlConversationStore) -> Non
     for call in (
         store.complete_record(missing, answer="a", rewritten=None, details={}),
         store.fail_record(missing, status=RecordStatus.FAILED, reason="x"),
-        store.reset_record(missing),
-        store.set_reply_ref(missing, "ts"),
-        store.update_details(missing, {"a": 1}),
+        store.reopen_record(missing, conversation),
+        store.reopen_record(record.id, new_conversation("another-thread")),
     ):
         with pytest.raises(NotFound):
             await call
 
 
-async def test_a_question_for_an_unknown_conversation_is_refused(store: SqlConversationStore) -> None:
-    """add_question and save_context raise NotFound for a conversation that was never created."""
-    with pytest.raises(NotFound) as raised:
-        await store.add_question("slack:T:C:nope", "q")
-    assert raised.value.message("en") == "The conversation does not exist; please start a new one."
+async def test_a_context_for_an_unknown_conversation_is_refused(store: SqlConversationStore) -> None:
+    """save_context raises NotFound for a conversation that was never created (no question opened it)."""
     with pytest.raises(NotFound):
         await store.save_context("slack:T:C:nope", expected_revision=0, snapshot=ContextSnapshot(summary="s"))
 
@@ -348,9 +363,9 @@ async def test_unstorable_questions_get_a_clear_error_and_store_nothing(
     store: SqlConversationStore, garbage: str
 ) -> None:
     """NUL or an unpaired surrogate in a question is rejected with InvalidInput on both backends."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
     with pytest.raises(InvalidInput) as raised:
-        await store.add_question(conversation, garbage)
+        await add(store, conversation, garbage)
     assert "cannot be stored" in raised.value.message("en")
     assert await store.list_records(conversation) == []
 
@@ -359,8 +374,8 @@ async def test_generated_text_with_unstorable_characters_is_kept_not_lost(
     store: SqlConversationStore,
 ) -> None:
     """An answer or detail containing NUL is stored with U+FFFD instead of failing the record."""
-    conversation = await new_conversation(store)
-    record, _ = await store.add_question(conversation, "q")
+    conversation = new_conversation()
+    record, _ = await add(store, conversation, "q")
     done = await store.complete_record(
         record.id, answer="a\x00b", rewritten=None, details={"hit": "x\x00y", "score": float("nan")}
     )
@@ -370,8 +385,8 @@ async def test_generated_text_with_unstorable_characters_is_kept_not_lost(
 
 async def test_list_records_returns_the_latest_oldest_first(store: SqlConversationStore) -> None:
     """list_records is bounded: the latest `limit` records of any status, in order."""
-    conversation = await new_conversation(store)
-    ids = [(await store.add_question(conversation, f"q{i}"))[0].id for i in range(8)]
+    conversation = new_conversation()
+    ids = [(await add(store, conversation, f"q{i}"))[0].id for i in range(8)]
     assert [r.id for r in await store.list_records(conversation, limit=3)] == ids[-3:]
     assert [r.id for r in await store.list_records(conversation)] == ids
 
@@ -379,15 +394,15 @@ async def test_list_records_returns_the_latest_oldest_first(store: SqlConversati
 async def test_pending_records_after_a_crash_can_be_marked_interrupted(backend: Backend) -> None:
     """Records left pending survive a restart, are listed oldest first, and leave the list once marked."""
     store = await backend.open(MIGRATIONS)
-    conversation = await new_conversation(store)
-    first, _ = await store.add_question(conversation, "in flight 1", reply_ref="ts.1")
+    conversation = new_conversation()
+    first, _ = await add(store, conversation, "in flight 1", reply_to="C1:ts.1")
     await answered(store, conversation, "done", "answer")
-    second, _ = await store.add_question(conversation, "in flight 2")
+    second, _ = await add(store, conversation, "in flight 2")
     await store.close()  # the "crash"
     store = await backend.open(MIGRATIONS)
     try:
         pending = await store.pending_records()
-        assert [(r.id, r.reply_ref) for r in pending] == [(first.id, "ts.1"), (second.id, None)]
+        assert [(r.id, r.reply_to) for r in pending] == [(first.id, "C1:ts.1"), (second.id, None)]
         for record in pending:
             await store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason="restart")
         assert await store.pending_records() == []
@@ -398,7 +413,8 @@ async def test_pending_records_after_a_crash_can_be_marked_interrupted(backend: 
 
 async def test_context_is_zero_until_saved_then_round_trips(store: SqlConversationStore) -> None:
     """read_context gives revision 0 when absent; a save is read back with revision + 1."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
+    await add(store, conversation, "q")  # opens the conversation
     assert await store.read_context(conversation) == ContextSnapshot()
     snapshot = ContextSnapshot(summary="用户目标:了解 Java 内存", through_record_id=12, compacted_rounds=4)
     assert await store.save_context(conversation, expected_revision=0, snapshot=snapshot)
@@ -414,7 +430,8 @@ async def test_context_is_zero_until_saved_then_round_trips(store: SqlConversati
 
 async def test_only_one_of_two_concurrent_context_writers_wins(store: SqlConversationStore) -> None:
     """Two writers with the same expected revision: exactly one succeeds and its snapshot is stored."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
+    await add(store, conversation, "q")  # opens the conversation
     for expected in (0, 1):
         writes = [
             ContextSnapshot(summary=f"writer {n} at {expected}", through_record_id=10 * expected + n)
@@ -431,7 +448,8 @@ async def test_only_one_of_two_concurrent_context_writers_wins(store: SqlConvers
 
 async def test_a_stale_revision_never_overwrites_or_creates(store: SqlConversationStore) -> None:
     """save_context returns False for a revision that is not the stored one, absent rows included."""
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
+    await add(store, conversation, "q")  # opens the conversation
     assert not await store.save_context(conversation, expected_revision=3, snapshot=ContextSnapshot("x"))
     assert await store.read_context(conversation) == ContextSnapshot()
     assert await store.save_context(conversation, expected_revision=0, snapshot=ContextSnapshot("first"))
@@ -441,9 +459,11 @@ async def test_a_stale_revision_never_overwrites_or_creates(store: SqlConversati
 
 async def test_conversations_are_matched_by_id_prefix_name_and_thread(store: SqlConversationStore) -> None:
     """match_conversations finds ids by prefix, terminal names by prefix, Slack threads by their ts."""
-    thread = await new_conversation(store, "1700000000.000100")
-    other = await new_conversation(store, "1700000099.000200")
-    named = await store.ensure_conversation(ConversationKey(source="cli", channel_id="7d17a67bb665"))
+    thread = new_conversation("1700000000.000100")
+    other = new_conversation("1700000099.000200")
+    named = ConversationKey(source="cli", channel_id="7d17a67bb665").as_id()
+    for conversation in (thread, other, named):
+        await add(store, conversation, "q")
     assert await store.match_conversations("7d17") == [named]
     assert await store.match_conversations("cli::7d17a67bb665:") == [named]
     assert await store.match_conversations("1700000000.000100") == [thread]
@@ -454,25 +474,27 @@ async def test_conversations_are_matched_by_id_prefix_name_and_thread(store: Sql
 
 
 async def test_a_scope_is_stored_once_and_read_back(store: SqlConversationStore) -> None:
-    """The first saved scope wins; later saves return it unchanged; an unknown conversation is NotFound."""
-    conversation = await new_conversation(store)
+    """The scope of the first question opened in a conversation wins; later questions' scopes do not."""
+    conversation = new_conversation()
     assert await store.read_scope(conversation) is None
     first = ConversationScope(datasets=("法规", "handbook"), search_mode="keywords", retrieval_mode=None)
-    assert await store.save_scope(conversation, first) == first
+    await add(store, conversation, "q1", scope=first)
     later = ConversationScope(datasets=("other",), search_mode="blend", retrieval_mode="multi")
-    assert await store.save_scope(conversation, later) == first
+    await add(store, conversation, "q2", scope=later)
     assert await store.read_scope(conversation) == first
     assert await store.read_scope("slack:T9:C9:1.0") is None
-    with pytest.raises(NotFound):
-        await store.save_scope("slack:T9:C9:1.0", first)
 
 
 async def test_conversations_of_a_first_version_database_get_an_empty_scope(backend: Backend) -> None:
     """A database made before scopes existed is upgraded in place: its conversations read no scope
     until one is saved, and their records are kept."""
     old = await backend.open(MIGRATIONS[:1])
-    conversation = await new_conversation(old)
+    conversation = new_conversation()
     await old.close()
+    await backend.query(
+        "INSERT INTO conversations (id, source, team_id, channel_id, thread_ts, created_at)"
+        f" VALUES ('{conversation}', 'slack', 'T1', 'C1', '1700000000.000100', 1)"
+    )
     # Written as the first version's code wrote it (today's store writes columns that version lacks).
     await backend.query(
         "INSERT INTO records (conversation_id, question, answer, status, created_at, updated_at)"
@@ -482,8 +504,9 @@ async def test_conversations_of_a_first_version_database_get_an_empty_scope(back
     try:
         assert await store.read_scope(conversation) is None
         scope = ConversationScope(datasets=("handbook",))
-        assert await store.save_scope(conversation, scope) == scope
-        [kept] = await store.list_records(conversation)
+        await add(store, conversation, "新问题", scope=scope)
+        assert await store.read_scope(conversation) == scope
+        kept, _ = await store.list_records(conversation)
         assert (kept.question, kept.answer, kept.status) == ("旧问题", "旧回答", RecordStatus.ANSWERED)
     finally:
         await store.close()
@@ -505,7 +528,7 @@ _V2 = Migration(
 async def test_a_later_migration_upgrades_an_existing_database_once(backend: Backend) -> None:
     """A current database opened with one more migration gets it applied exactly once, data kept."""
     store = await backend.open(MIGRATIONS)
-    conversation = await new_conversation(store)
+    conversation = new_conversation()
     kept = await answered(store, conversation, "旧问题", "旧回答")
     await store.close()
     assert await backend.query("SELECT version FROM schema_version ORDER BY version") == _CURRENT
@@ -550,7 +573,7 @@ async def test_recent_turns_cost_does_not_grow_with_the_table(tmp_path: Path) ->
 
     store = await SqliteConversationStore.open(tmp_path / "steps.sqlite3", on_connect=hook)
     try:
-        conversation = await new_conversation(store)
+        conversation = new_conversation()
         costs = []
         for added in (50, 450):
             for _ in range(added):
@@ -569,10 +592,8 @@ async def test_two_sqlite_stores_share_one_file(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite3"
     first, second = [await SqliteConversationStore.open(path) for _ in range(2)]
     try:
-        conversation = await new_conversation(first)
-        await asyncio.gather(
-            *(s.add_question(conversation, f"q{i}") for i in range(30) for s in (first, second))
-        )
+        conversation = new_conversation()
+        await asyncio.gather(*(add(s, conversation, f"q{i}") for i in range(30) for s in (first, second)))
         assert len(await second.list_records(conversation)) == 60
     finally:
         await first.close()
@@ -598,7 +619,8 @@ async def test_open_store_reaches_postgres_by_url() -> None:
         store = await open_store(f"{POSTGRES_URL}?search_path={schema}")
         try:
             assert isinstance(store, PostgresConversationStore)
-            assert await new_conversation(store)
+            record, _ = await add(store, new_conversation(), "q")
+            assert await store.find_conversation(ConversationKey.from_id(record.conversation_id))
         finally:
             await store.close()
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from adapters.store.backends import SqlConversationStore
 from adapters.store.schema import MIGRATIONS
-from core.models import ConversationKey, Delivery, RecordStatus
+from core.models import ConversationKey, RecordOpening, RecordStatus
 from tests.adapters import test_sql_store
-from tests.adapters.test_sql_store import Backend, new_conversation
+from tests.adapters.test_sql_store import Backend, add, new_conversation
 from tests.fakes import InMemoryConversationStore
 
 backend = test_sql_store.backend  # the same fixtures: a fresh SQLite file and PostgreSQL schema
@@ -16,18 +16,22 @@ store = test_sql_store.store
 async def _ask(
     store: SqlConversationStore | InMemoryConversationStore, thread: str, question: str, who: str | None
 ) -> int:
-    conversation = await store.ensure_conversation(ConversationKey("slack", "T1", "C1", thread))
-    record, _ = await store.add_question(
-        conversation, question, event_key=f"slack:T1:C1:{question}", delivery=Delivery(), asked_by=who
+    opening = RecordOpening(
+        ConversationKey("slack", "T1", "C1", thread),
+        question,
+        event_key=f"slack:T1:C1:{question}",
+        asked_by=who,
+        reply_to="C1:" + thread,
     )
+    record, _ = await store.open_record(opening)
     return record.id
 
 
 async def test_the_asker_is_stored_and_read_back(store: SqlConversationStore) -> None:
-    """add_question keeps asked_by; a record without one (the CLI) reads None."""
-    conversation = await new_conversation(store)
-    mine, _ = await store.add_question(conversation, "mine?", asked_by="slack:T1:U1")
-    cli, _ = await store.add_question(conversation, "cli?")
+    """open_record keeps asked_by; a record without one (the CLI) reads None."""
+    conversation = new_conversation()
+    mine, _ = await add(store, conversation, "mine?", asked_by="slack:T1:U1")
+    cli, _ = await add(store, conversation, "cli?")
     assert (await store.get_record(mine.id)).asked_by == "slack:T1:U1"  # type: ignore[union-attr]
     assert mine.asked_by == "slack:T1:U1" and cli.asked_by is None
 
@@ -50,8 +54,11 @@ async def test_recent_questions_are_one_persons_latest_newest_first(store: SqlCo
 async def test_records_from_before_the_asker_column_have_none(backend: Backend) -> None:
     """A database at version 3 is upgraded in place: its records are kept, with no asker."""
     old = await backend.open(MIGRATIONS[:3])
-    conversation = await new_conversation(old)
+    conversation = new_conversation()
     await old.close()
+    await backend.query(
+        f"INSERT INTO conversations (id, source, created_at) VALUES ('{conversation}', 'slack', 1)"
+    )
     # Written as version 3's code wrote it (today's store writes a column that version lacks).
     await backend.query(
         "INSERT INTO records (conversation_id, question, status, created_at, updated_at, delivery)"

@@ -29,6 +29,7 @@ from core.conversation.compaction_messages import messages_tokens  # noqa: E402
 from core.models import Turn, Usage  # noqa: E402
 from core.ports import Engine  # noqa: E402
 from tests.fakes import FakeEngine, InMemoryConversationStore  # noqa: E402
+from tests.stored import stored_question  # noqa: E402
 
 CONVERSATION = "bench:T:C:1"
 FACT_NAME, FACT_NUMBER = "青鸾", "3,870"
@@ -126,7 +127,7 @@ async def run(turns: int, budget: int, engine_name: str) -> dict[str, object]:
     rows: list[tuple[int, int, int, int, int]] = []
     final = {"full": False, "last5": False, "compaction": False, "raw_summary": False}
     for number, (question, answer) in enumerate(conversation(turns), start=1):
-        record, _ = await store.add_question(CONVERSATION, question)
+        record = await stored_question(store, CONVERSATION, question)
         context = await loader.load(CONVERSATION, before_id=record.id, on_compacting=_nothing)
         compacted = messages_tokens(context.messages)
         rows.append((number, turns_tokens(history), turns_tokens(history[-5:]), compacted, engine.calls))

@@ -28,7 +28,8 @@ from bot.cli import main as kb_main  # noqa: E402
 from bot.compose import build_services  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from core.answering.llm_engine import LlmEngine  # noqa: E402
-from core.models import Completion, ConversationKey, Message, Question  # noqa: E402
+from core.commands import Ask  # noqa: E402
+from core.models import Completion, ConversationKey, ConversationScope, Message  # noqa: E402
 from tests.model_server import ModelServer  # noqa: E402
 from tests.role_responder import RoleResponder  # noqa: E402
 
@@ -103,12 +104,12 @@ async def measure(args: argparse.Namespace, contexts: list[str]) -> None:
                 key = ConversationKey(source="bench", channel_id=f"c{i}")
                 topic = contexts[i % len(contexts)][:12]
                 await services.pipeline.answer(
-                    Question(key, f"{topic}是什么?", ("bench",), retrieval_mode="single")
+                    Ask(key, f"{topic}是什么?", ConversationScope(("bench",), retrieval_mode="single"))
                 )
                 model.waited = 0.0
                 started = time.monotonic()
                 result = await services.pipeline.answer(
-                    Question(key, "那它后来怎么样了?", ("bench",), retrieval_mode="single")
+                    Ask(key, "那它后来怎么样了?", ConversationScope(("bench",), retrieval_mode="single"))
                 )
                 total = time.monotonic() - started
                 assert not hasattr(result, "code"), result
@@ -136,7 +137,7 @@ async def measure(args: argparse.Namespace, contexts: list[str]) -> None:
             async def converse(n: int) -> None:
                 key = ConversationKey(source="bench-load", channel_id=f"load{n}")
                 for text in (f"{contexts[n][:12]}是什么?", "那它有什么特点?"):
-                    event = await services.pipeline.answer(Question(key, text, ("bench",)))
+                    event = await services.pipeline.answer(Ask(key, text, ConversationScope(("bench",))))
                     assert not hasattr(event, "code"), event
 
             tick = asyncio.create_task(ticker())

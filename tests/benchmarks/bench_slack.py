@@ -45,12 +45,12 @@ sys.path.insert(0, str(ROOT))
 
 from adapters.models.openai_chat import OpenAIChatModel  # noqa: E402
 from adapters.slack.app import SlackOptions  # noqa: E402
+from adapters.slack.delivery.ledger import DeliveryState  # noqa: E402
 from adapters.slack.inbound.channel_config import ChannelConfig  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from core.answering.llm_engine import LlmEngine  # noqa: E402
 from core.conversation.history import BoundedHistoryLoader  # noqa: E402
 from core.conversation.locks import LocalConversationLock  # noqa: E402
-from core.models import DeliveryState  # noqa: E402
 from core.pipeline import Pipeline  # noqa: E402
 from core.retrieval.single_search import SingleSearchRetriever  # noqa: E402
 from tests.fakes import FakeKnowledgeBase, InMemoryConversationStore  # noqa: E402
@@ -86,7 +86,7 @@ def build_pipeline(base_url: str, store: InMemoryConversationStore) -> tuple[Pip
         )
     model = OpenAIChatModel(base_url=base_url, api_key="test", model="test-model", timeout=60)
     pipeline = Pipeline(
-        store=store,
+        records=store,
         lock=LocalConversationLock(),
         context_loader=BoundedHistoryLoader(store, dialogue_number=5),
         retriever=SingleSearchRetriever(kb),
@@ -137,6 +137,7 @@ async def run(name: str, questions: int, channels: int, delay: float, storm: flo
     settings = Settings(channels={"default": ChannelConfig(datasets=["docs"], retrieval_mode="single")})
     harness = await SlackHarness(
         pipeline=pipeline,
+        store=store,
         settings=settings,
         options=SlackOptions(),
         mock=mock,
@@ -161,7 +162,8 @@ async def run(name: str, questions: int, channels: int, delay: float, storm: flo
 
     def settled() -> bool:
         return all(
-            r.delivery is None or r.delivery.state in (DeliveryState.DELIVERED, DeliveryState.FAILED)
+            store.deliveries.get(r.id) is None
+            or store.deliveries[r.id].state in (DeliveryState.DELIVERED, DeliveryState.FAILED)
             for r in store.records.values()
         )
 
@@ -199,7 +201,7 @@ async def run(name: str, questions: int, channels: int, delay: float, storm: flo
             finals.append(first_final[(channel, ts)] - started)
     per_channel = -(-questions // channels)
     floor = max(0.0, (per_channel - CHANNEL_BURST) / CHANNEL_RATE)
-    states = [r.delivery.state for r in store.records.values() if r.delivery]
+    states = [delivery.state for delivery in store.deliveries.values()]
     result = Result(
         name=name,
         questions=questions,
@@ -291,6 +293,7 @@ async def run_path(name: str, streaming: str, questions: int, delay: float) -> P
     settings = Settings(channels={"default": ChannelConfig(datasets=["docs"], retrieval_mode="single")})
     harness = await SlackHarness(
         pipeline=pipeline,
+        store=store,
         settings=settings,
         options=SlackOptions(streaming=streaming),
         mock=mock,  # type: ignore[arg-type]

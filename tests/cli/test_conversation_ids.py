@@ -15,8 +15,8 @@ import pytest
 
 from adapters.store.backends import open_store
 from bot.sample_kb import SAMPLE_KB_DIR
-from core.models import ConversationKey
 from tests.cli.cli_support import clean_env, kb, prepare_home, run_main
+from tests.stored import stored_question
 
 SLACK_THREAD = "slack:T0KB:C0KB:1700000000.000100"
 _PRINTED = re.compile(r"\(conversation (\S+) — continue with: kb ask --conversation (\S+) …\)")
@@ -135,8 +135,7 @@ def test_an_ambiguous_short_form_lists_the_candidates(env: Runner) -> None:
 async def _slack_thread(home: Path) -> None:
     store = await open_store(f"sqlite:///{home}/conversations.sqlite3")
     try:
-        conversation = await store.ensure_conversation(ConversationKey.from_id(SLACK_THREAD))
-        record, _ = await store.add_question(conversation, "报销截止期限是多久?")
+        record = await stored_question(store, SLACK_THREAD, "报销截止期限是多久?")
         await store.complete_record(record.id, answer="三十日内。", rewritten=None, details={})
     finally:
         await store.close()

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from adapters.slack.delivery.ledger import Delivery, DeliveryState
 from adapters.store.backends import SqliteConversationStore
+from adapters.store.delivery_ledger import SqlDeliveryLedger
 from bot.cli import main as kb_main
-from core.models import ConversationKey, Delivery, DeliveryState
+from core.models import ConversationKey
+from tests.stored import stored_question
 
 THREAD = ConversationKey("slack", "T1", "C1", "1700000000.000100")
 
@@ -18,15 +21,15 @@ async def _slack_thread(home: Path) -> tuple[int, int]:
     """An answered question Slack never acknowledged, and one delivered after a retry."""
     store = await SqliteConversationStore.open(home / "conversations.sqlite3")
     try:
-        conversation = await store.ensure_conversation(THREAD)
+        ledger = SqlDeliveryLedger(store.database)
         ids = []
         for question, delivery in (
             ("first?", Delivery(DeliveryState.FAILED, attempts=30, error="not_in_channel")),
             ("second?", Delivery(DeliveryState.DELIVERED, attempts=2)),
         ):
-            record, _ = await store.add_question(conversation, question, delivery=Delivery())
+            record = await stored_question(store, THREAD, question, reply_to="C1:1700000000.000100")
             await store.complete_record(record.id, answer=f"answer to {question}", rewritten=None, details={})
-            await store.save_delivery(record.id, delivery)
+            await ledger.save_delivery(record.id, delivery)
             ids.append(record.id)
         return ids[0], ids[1]
     finally:

@@ -12,15 +12,18 @@ from adapters.store.backends import open_store
 from bot.cli import main
 from core.models import ConversationKey
 from tests.compaction.conftest import chinese
+from tests.stored import stored_question
 
 
 async def _conversation(home: Path, name: str, turns: int) -> str:
     store = await open_store(f"sqlite:///{home}/conversations.sqlite3")
     try:
-        conversation_id = await store.ensure_conversation(ConversationKey(source="cli", channel_id=name))
+        conversation_id = ConversationKey(source="cli", channel_id=name).as_id()
         for index in range(turns):
-            record, _ = await store.add_question(
-                conversation_id, f"第{index + 1}问:项目「青鸾」预算 3,870 万元" + chinese(30, offset=index)
+            record = await stored_question(
+                store,
+                conversation_id,
+                f"第{index + 1}问:项目「青鸾」预算 3,870 万元" + chinese(30, offset=index),
             )
             await store.complete_record(
                 record.id, answer=chinese(400, offset=index), rewritten=None, details={}

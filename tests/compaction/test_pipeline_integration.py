@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 
+from core.commands import Ask
 from core.conversation.compaction import CompactingContextLoader, compact_conversation
 from core.conversation.locks import LocalConversationLock
 from core.events import Compacting, Done
-from core.models import ConversationKey, Question
+from core.models import ConversationKey, ConversationScope
 from core.pipeline import Pipeline
 from core.retrieval.single_search import SingleSearchRetriever
 from tests.compaction.conftest import chinese
@@ -34,7 +35,7 @@ def _pipeline() -> tuple[Pipeline, InMemoryConversationStore, FakeEngine]:
     kb.add("p1", "行政复议申请期限为六十日。", document="行政复议法")
     loader = CompactingContextLoader(store=store, engine=engine, recent_tokens=1500)
     pipeline = Pipeline(
-        store=store,
+        records=store,
         lock=lock,
         context_loader=loader,
         retriever=SingleSearchRetriever(kb),
@@ -50,7 +51,7 @@ async def test_the_compacting_event_fires_once_and_only_on_the_question_that_com
     compacting_per_question = []
     for index in range(8):
         engine.answers.append([f"第{index + 1}个回答:" + chinese(300, offset=index)])
-        question = Question(conversation=KEY, text=f"行政复议第{index + 1}问", datasets=("ds",))
+        question = Ask(KEY, f"行政复议第{index + 1}问", ConversationScope(("ds",)))
         events = [event async for event in pipeline.ask(question)]
         assert isinstance(events[-1], Done)
         compacting_per_question.append(sum(isinstance(e, Compacting) for e in events))
@@ -68,7 +69,7 @@ async def test_manual_compaction_through_the_pipeline_uses_the_same_threshold() 
     """pipeline.compact() declines a short conversation without a model call."""
     pipeline, _, engine = _pipeline()
     engine.answers.append(["简短回答"])
-    [_ async for _ in pipeline.ask(Question(conversation=KEY, text="行政复议期限?", datasets=("ds",)))]
+    [_ async for _ in pipeline.ask(Ask(KEY, "行政复议期限?", ConversationScope(("ds",))))]
 
     report = await pipeline.compact(KEY.as_id())
 

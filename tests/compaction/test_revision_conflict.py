@@ -14,6 +14,7 @@ from core.models import ContextSnapshot, ConversationKey, Turn, Usage
 from core.ports import ConversationStore
 from tests.compaction.conftest import ProgressCounter, chinese
 from tests.fakes import FakeEngine, InMemoryConversationStore
+from tests.stored import stored_question
 
 RIVAL = ContextSnapshot("另一个进程写入的摘要", through_record_id=2, compacted_rounds=2, revision=1)
 
@@ -39,7 +40,9 @@ class RivalWritingEngine(FakeEngine):
 async def _fill(store: ConversationStore, conversation_id: str, count: int) -> list[int]:
     ids = []
     for index in range(count):
-        record, _ = await store.add_question(conversation_id, f"第{index + 1}问:" + chinese(30, offset=index))
+        record = await stored_question(
+            store, conversation_id, f"第{index + 1}问:" + chinese(30, offset=index)
+        )
         await store.complete_record(
             record.id, answer=f"第{index + 1}答:" + chinese(200, offset=index + 3), rewritten=None, details={}
         )
@@ -50,7 +53,7 @@ async def _fill(store: ConversationStore, conversation_id: str, count: int) -> l
 async def test_a_concurrent_writer_is_detected_and_never_overwritten() -> None:
     """When the revision moves between read and save, nothing is overwritten and the conflict is reported."""
     store = InMemoryConversationStore()
-    conversation_id = await store.ensure_conversation(ConversationKey("cli", thread_ts="1"))
+    conversation_id = ConversationKey("cli", thread_ts="1").as_id()
     await _fill(store, conversation_id, 12)
     engine = RivalWritingEngine(store, conversation_id)
     loader = CompactingContextLoader(store=store, engine=engine, recent_tokens=2500)
@@ -80,7 +83,7 @@ async def test_compaction_round_trips_through_a_real_sqlite_store(
     sqlite_store: SqlConversationStore, tmp_path: Path
 ) -> None:
     """On SQLite: compaction saves summary and watermark, a reload does not summarise again, records stay."""
-    conversation_id = await sqlite_store.ensure_conversation(ConversationKey("cli", thread_ts="7"))
+    conversation_id = ConversationKey("cli", thread_ts="7").as_id()
     ids = await _fill(sqlite_store, conversation_id, 12)
     engine = FakeEngine()
     engine.summaries.append("用户询问了行政复议的期限。")
@@ -106,7 +109,7 @@ async def test_a_concurrent_writer_on_another_sqlite_connection_wins_cleanly(tmp
     url = f"sqlite:///{tmp_path}/shared.sqlite3"
     ours, rival = await open_store(url), await open_store(url)
     try:
-        conversation_id = await ours.ensure_conversation(ConversationKey("cli", thread_ts="9"))
+        conversation_id = ConversationKey("cli", thread_ts="9").as_id()
         await _fill(ours, conversation_id, 12)
         engine = RivalWritingEngine(rival, conversation_id)
         loader = CompactingContextLoader(store=ours, engine=engine, recent_tokens=2500)

@@ -26,6 +26,7 @@ from tests.compaction.conftest import (
     tokens_of,
 )
 from tests.fakes import FakeEngine, InMemoryConversationStore
+from tests.stored import stored_question
 
 END = 10**9  # before_id past every record
 
@@ -122,9 +123,9 @@ async def test_current_and_future_records_never_leak_into_context(
 ) -> None:
     """Only answered turns before the current record are read; later or pending ones never trigger a summary."""
     earlier = await add_turns(store, 3)
-    current, _ = await store.add_question(CONVERSATION, "当前问题")
+    current = await stored_question(store, CONVERSATION, "当前问题")
     await add_turns(store, 10, answer_chars=1500)  # far over budget, but after the current question
-    pending, _ = await store.add_question(CONVERSATION, "另一个还在生成的问题")
+    pending = await stored_question(store, CONVERSATION, "另一个还在生成的问题")
     assert pending.id > current.id
 
     context = await loader_for(store, engine).load(

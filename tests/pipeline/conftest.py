@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from core.commands import Ask, AskAgain
 from core.conversation.history import BoundedHistoryLoader
 from core.conversation.locks import LocalConversationLock
 from core.events import Progress
-from core.models import ConversationKey, Question
+from core.models import ConversationKey, ConversationScope, SearchMode
 from core.pipeline import Pipeline, PipelineLimits
 from core.retrieval.single_search import SingleSearchRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
@@ -27,9 +28,17 @@ class Harness:
     engine: FakeEngine
     lock: LocalConversationLock
 
-    async def ask(self, text: str, **kwargs: object) -> list[Progress]:
-        question = Question(conversation=KEY, text=text, datasets=("ds",), **kwargs)  # type: ignore[arg-type]
-        return [event async for event in self.pipeline.ask(question)]
+    async def ask(
+        self, text: str, *, again: int | None = None, search_mode: SearchMode | None = None, **fields: object
+    ) -> list[Progress]:
+        """Every event of one question (a new Ask, or AskAgain of record `again`) in KEY's conversation."""
+        scope = ConversationScope(("ds",), search_mode=search_mode)
+        command = (
+            Ask(KEY, text, scope, **fields)  # type: ignore[arg-type]
+            if again is None
+            else AskAgain(KEY, again, scope)
+        )
+        return [event async for event in self.pipeline.ask(command)]
 
 
 def build_harness(
@@ -41,7 +50,7 @@ def build_harness(
     engine = FakeEngine()
     lock = LocalConversationLock()
     pipeline = Pipeline(
-        store=store,
+        records=store,
         lock=lock,
         context_loader=BoundedHistoryLoader(store, dialogue_number=dialogue_number),
         retriever=SingleSearchRetriever(kb),

@@ -8,12 +8,12 @@ from core.conversation.locks import LocalConversationLock
 from core.conversation.orphans import OrphanSweeper
 from core.models import ConversationKey, Record, RecordStatus
 from tests.fakes import InMemoryConversationStore
+from tests.stored import stored_question
 
 
 async def _pending(store: InMemoryConversationStore, thread: str) -> Record:
-    conversation = await store.ensure_conversation(ConversationKey("slack", "T1", "C1", thread))
-    record, _ = await store.add_question(conversation, f"question in {thread}")
-    return record
+    conversation = ConversationKey("slack", "T1", "C1", thread).as_id()
+    return await stored_question(store, conversation, f"question in {thread}")
 
 
 def _sweeper(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from core.commands import Ask
 from core.errors import ModelTruncated, ModelUnavailable
 from core.events import (
+    Accepted,
     AnswerDelta,
     Compacting,
     ContextLoading,
@@ -16,9 +18,10 @@ from core.events import (
     Queued,
     Retrieving,
 )
-from core.models import ConversationKey, Question, RecordStatus
+from core.models import ConversationKey, ConversationScope, RecordStatus
 from tests.fakes import FakeEngine
 from tests.pipeline.conftest import KEY, Harness, build_harness
+from tests.stored import stored_question
 
 
 def _final(events: list[object]) -> object:
@@ -30,7 +33,7 @@ async def test_first_question_makes_no_rewrite_call_and_is_answered(harness: Har
     harness.kb.add("p1", "年假一般为 5 天", document="休假制度")
     events = await harness.ask("年假有几天?")
     assert harness.engine.calls("rewrite") == []
-    assert [type(e) for e in events[:3]] == [ContextLoading, Retrieving, Generating]
+    assert [type(e) for e in events[:4]] == [Accepted, ContextLoading, Retrieving, Generating]
     done = _final(events)
     assert isinstance(done, Done)
     assert done.record.status == RecordStatus.ANSWERED
@@ -164,7 +167,7 @@ async def test_closing_the_stream_early_marks_the_record_interrupted(harness: Ha
     harness.kb.add("p1", "内容", document="d")
     harness.engine.answer_delay = 0.05
     harness.engine.answers.append(["a", "b", "c", "d"])
-    stream = harness.pipeline.ask(Question(conversation=KEY, text="内容?", datasets=("ds",)))
+    stream = harness.pipeline.ask(Ask(KEY, "内容?", ConversationScope(("ds",))))
     async for event in stream:
         if isinstance(event, AnswerDelta):
             break
@@ -178,7 +181,7 @@ async def test_re_chat_answers_the_same_record_again(harness: Harness) -> None:
     first = await harness.ask("问题")
     assert isinstance(first[-1], Done)
     harness.engine.answers.append(["new answer"])
-    again = await harness.ask("问题", re_chat_record_id=first[-1].record.id)
+    again = await harness.ask("问题", again=first[-1].record.id)
     done = again[-1]
     assert isinstance(done, Done) and done.record.id == first[-1].record.id
     assert done.record.answer == "new answer\n\n" + done.record.details["notice"]
@@ -189,7 +192,7 @@ async def test_re_chat_answers_the_stored_question_whatever_text_comes_with_it(h
     """Answering a record again searches and answers its stored question, not the text sent along."""
     first = await harness.ask("年假有几天?")
     assert isinstance(first[-1], Done)
-    again = await harness.ask("", re_chat_record_id=first[-1].record.id)
+    again = await harness.ask("", again=first[-1].record.id)
     assert isinstance(again[-1], Done)
     assert again[-1].record.question == "年假有几天?"
     assert harness.kb.queries[-1] == "年假有几天?"
@@ -197,19 +200,19 @@ async def test_re_chat_answers_the_stored_question_whatever_text_comes_with_it(h
 
 async def test_re_chat_of_an_unknown_or_foreign_record_fails_clearly(harness: Harness) -> None:
     """An unknown record id, or one of another conversation, ends with Failed (not_found), not a hang."""
-    unknown = await asyncio.wait_for(harness.ask("再答一次", re_chat_record_id=999), 5)
+    unknown = await asyncio.wait_for(harness.ask("再答一次", again=999), 5)
     assert isinstance(unknown[-1], Failed) and unknown[-1].code == "not_found"
     other = ConversationKey(source="cli", channel_id="elsewhere")
-    record, _ = await harness.store.add_question(other.as_id(), "别处的问题")
-    foreign = await asyncio.wait_for(harness.ask("再答一次", re_chat_record_id=record.id), 5)
+    record = await stored_question(harness.store, other.as_id(), "别处的问题")
+    foreign = await asyncio.wait_for(harness.ask("再答一次", again=record.id), 5)
     assert isinstance(foreign[-1], Failed) and foreign[-1].code == "not_found"
-    assert "找不到" in foreign[-1].message
+    assert "找不到" in foreign[-1].message and "not found" in foreign[-1].message  # no language known
     assert (await harness.store.get_record(record.id)).status == RecordStatus.PENDING  # type: ignore[union-attr]
 
 
 async def test_no_datasets_is_a_clear_failure(harness: Harness) -> None:
     """A conversation with no knowledge base gets a clear message and a failed record."""
-    events = [e async for e in harness.pipeline.ask(Question(conversation=KEY, text="年假?", datasets=()))]
+    events = [e async for e in harness.pipeline.ask(Ask(KEY, "年假?", ConversationScope(())))]
     failed = events[-1]
     assert isinstance(failed, Failed) and failed.code == "no_knowledge_base"
     assert "知识库" in failed.message
@@ -218,7 +221,7 @@ async def test_no_datasets_is_a_clear_failure(harness: Harness) -> None:
 
 async def test_interrupt_pending_marks_crash_leftovers(harness: Harness) -> None:
     """Records left pending by a crash are marked interrupted at start-up."""
-    record, _ = await harness.store.add_question(KEY.as_id(), "left pending", reply_ref="C1:123")
+    record = await stored_question(harness.store, KEY.as_id(), "left pending", reply_to="C1:123")
     interrupted = await harness.pipeline.interrupt_pending()
     assert [r.id for r in interrupted] == [record.id]
     assert harness.store.records[record.id].status == RecordStatus.INTERRUPTED
@@ -234,9 +237,9 @@ class FakeEngineNamed(FakeEngine):
 
 async def test_interrupt_pending_leaves_answers_in_progress_alone(harness: Harness) -> None:
     """A pending record whose conversation is locked (being answered elsewhere) is not interrupted."""
-    busy, _ = await harness.store.add_question(KEY.as_id(), "being answered")
-    other = await harness.store.ensure_conversation(KEY.__class__(source="test", channel_id="C2"))
-    orphan, _ = await harness.store.add_question(other, "orphaned")
+    busy = await stored_question(harness.store, KEY.as_id(), "being answered")
+    other = KEY.__class__(source="test", channel_id="C2").as_id()
+    orphan = await stored_question(harness.store, other, "orphaned")
     async with harness.lock.hold(KEY.as_id()):
         interrupted = await harness.pipeline.interrupt_pending(wait=0.05)
     assert [r.id for r in interrupted] == [orphan.id]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.commands import Ask
 from core.conversation.history import BoundedHistoryLoader
 from core.conversation.locks import LocalConversationLock
 from core.events import Done, Failed
-from core.models import Question
+from core.models import ConversationScope
 from core.pipeline import Pipeline
 from core.retrieval.iterative import IterativeRetriever
 from core.trace import (
@@ -237,14 +238,14 @@ async def test_the_routed_retriever_stores_every_key_of_todays_multi_hop_row() -
     """Through the pipeline, the routed retriever's stored trace has exactly the keys of a row written today."""
     store, kb, engine = InMemoryConversationStore(), FakeKnowledgeBase(), FakeEngine()
     pipeline = Pipeline(
-        store=store,
+        records=store,
         lock=LocalConversationLock(),
         context_loader=BoundedHistoryLoader(store, dialogue_number=5),
         retriever=IterativeRetriever(kb=kb, engine=engine),
         engine=engine,
     )
     kb.add("p1", "年假一般为 5 天", document="休假制度")
-    question = Question(conversation=KEY, text="年假有几天?", datasets=("ds",), retrieval_mode="multi")
+    question = Ask(KEY, "年假有几天?", ConversationScope(("ds",), retrieval_mode="multi"))
     done = await pipeline.answer(question)
     assert not isinstance(done, Failed)
     stored = done.details["trace"]

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.cli.conversation.selection import Conversation, begin_question
 from bot.compose import build_services
 from bot.sample_data import ensure_sample_dataset
 from bot.sample_kb import SAMPLE_DATASET
 from bot.settings import Settings, nest_flat_keys
+from core.commands import Ask
 from core.events import Failed
-from core.models import ConversationKey, ConversationScope, Question, Record
+from core.models import ConversationKey, ConversationScope, Record
 from tests.replay.question_set import QUESTION_SET, ReplayConversation
 
 # Everything that shapes a request, fixed here rather than read from the environment; written into each
@@ -85,9 +85,8 @@ async def run_question_set(
         scope = ConversationScope(datasets=(SAMPLE_DATASET,))
         for conversation in conversations:
             key = ConversationKey(source="replay", channel_id=conversation.id)
-            await begin_question(services.store, Conversation(key), scope)
             for turn, text in enumerate(conversation.turns):
-                question = Question(conversation=key, text=text, datasets=(SAMPLE_DATASET,))
+                question = Ask(key, text, scope)
                 answered = await services.pipeline.answer(question)
                 outcome = (
                     TurnOutcome(conversation, turn, text, None, answered)

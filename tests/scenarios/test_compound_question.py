@@ -10,8 +10,9 @@ from pathlib import Path
 from adapters.extractive import ExtractiveEngine
 from bot.compose import build_services
 from bot.settings import Settings
+from core.commands import Ask
 from core.events import Assessed, Done, Notice, Retrieving
-from core.models import ConversationKey, Question
+from core.models import ConversationKey, ConversationScope
 
 QUESTION = "请分别说明行政复议的一般申请期限,以及某乡 2026 年行政审批服务中心的预算金额"
 
@@ -20,7 +21,7 @@ async def test_the_compound_question_searches_the_gap_and_admits_what_is_missing
     """Round 2 targets the budget gap; the answer cites the sixty-day article and says the budget is unverified."""
     async with build_services(Settings(), engine=ExtractiveEngine()) as services:
         key = ConversationKey(source="test", channel_id="compound")
-        events = [e async for e in services.pipeline.ask(Question(key, QUESTION, ("kb",)))]
+        events = [e async for e in services.pipeline.ask(Ask(key, QUESTION, ConversationScope(("kb",))))]
     done = events[-1]
     assert isinstance(done, Done), done
     rounds = done.record.details["trace"]["rounds"]

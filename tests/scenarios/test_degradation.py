@@ -9,8 +9,9 @@ import pytest
 
 from bot.compose import build_services
 from bot.settings import Settings
+from core.commands import Ask
 from core.events import Done, Failed, Notice
-from core.models import ConversationKey, Question, RecordStatus
+from core.models import ConversationKey, ConversationScope, RecordStatus
 from tests.model_script import RecordedRequest, Reply
 from tests.model_server import ModelServer
 from tests.role_responder import RoleResponder, role_of
@@ -35,7 +36,12 @@ async def test_model_500_after_retries_gives_the_extractive_answer_with_a_notice
     """The answer model returns 500 after its retries: an extractive answer with the notice, engine recorded."""
     async with build_services(Settings()) as services:
         key = ConversationKey(source="test", channel_id="degraded")
-        events = [e async for e in services.pipeline.ask(Question(key, "报销的截止期限是多久?", ("kb",)))]
+        events = [
+            e
+            async for e in services.pipeline.ask(
+                Ask(key, "报销的截止期限是多久?", ConversationScope(("kb",)))
+            )
+        ]
     answer_calls = [r for r in failing_answers.chat_requests if role_of(r) == "answer"]
     assert len(answer_calls) == 2  # the first try and one retry
     done = events[-1]
@@ -54,7 +60,12 @@ async def test_without_fallback_the_failure_is_reported_and_nothing_is_answered(
     monkeypatch.setenv("KB_ANSWER_FALLBACK", "false")
     async with build_services(Settings()) as services:
         key = ConversationKey(source="test", channel_id="no-fallback")
-        events = [e async for e in services.pipeline.ask(Question(key, "报销的截止期限是多久?", ("kb",)))]
+        events = [
+            e
+            async for e in services.pipeline.ask(
+                Ask(key, "报销的截止期限是多久?", ConversationScope(("kb",)))
+            )
+        ]
         failed = events[-1]
         assert isinstance(failed, Failed) and failed.code == "model_unavailable"
         assert "模型服务暂时不可用" in failed.message
@@ -79,7 +90,12 @@ async def test_an_answer_stream_cut_without_finish_reason_is_never_stored_as_the
     monkeypatch.setenv("KB_MODEL_RETRIES", "1")
     async with build_services(Settings()) as services:
         key = ConversationKey(source="test", channel_id="cut-stream")
-        events = [e async for e in services.pipeline.ask(Question(key, "报销的截止期限是多久?", ("kb",)))]
+        events = [
+            e
+            async for e in services.pipeline.ask(
+                Ask(key, "报销的截止期限是多久?", ConversationScope(("kb",)))
+            )
+        ]
     done = events[-1]
     assert isinstance(done, Done)
     assert any(isinstance(e, Notice) and e.kind == "degraded" for e in events)
@@ -106,8 +122,13 @@ async def test_a_hung_auxiliary_model_costs_its_deadline_not_retries_times_timeo
     key = ConversationKey(source="test", channel_id="hung-aux")
     started = time.monotonic()
     async with build_services(Settings()) as services:
-        first = [e async for e in services.pipeline.ask(Question(key, "报销的截止期限是多久?", ("kb",)))]
-        follow = [e async for e in services.pipeline.ask(Question(key, "那差旅呢?", ("kb",)))]
+        first = [
+            e
+            async for e in services.pipeline.ask(
+                Ask(key, "报销的截止期限是多久?", ConversationScope(("kb",)))
+            )
+        ]
+        follow = [e async for e in services.pipeline.ask(Ask(key, "那差旅呢?", ConversationScope(("kb",))))]
     assert isinstance(first[-1], Done) and isinstance(follow[-1], Done)
     assert follow[-1].record.details["rewrite_engine"].endswith("(fallback)")
     aux_calls = [r for r in model_env.chat_requests if role_of(r) != "answer"]

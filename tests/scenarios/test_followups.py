@@ -12,8 +12,9 @@ import pytest
 from adapters.extractive import ExtractiveEngine
 from bot.compose import build_services
 from bot.settings import Settings
+from core.commands import Ask
 from core.events import Done, Progress
-from core.models import ConversationKey, Question, Record
+from core.models import ConversationKey, ConversationScope, Record
 from tests.model_server import ModelServer
 from tests.role_responder import RoleResponder
 
@@ -21,7 +22,7 @@ KEY = ConversationKey(source="test", channel_id="followups")
 
 
 async def _ask(services: object, text: str) -> tuple[Record, list[Progress]]:
-    events = [e async for e in services.pipeline.ask(Question(KEY, text, ("kb",)))]  # type: ignore[attr-defined]
+    events = [e async for e in services.pipeline.ask(Ask(KEY, text, ConversationScope(("kb",))))]  # type: ignore[attr-defined]
     assert isinstance(events[-1], Done), events[-1]
     return events[-1].record, events
 

@@ -11,8 +11,9 @@ from bot.cli import main as kb_main
 from bot.compose import build_services
 from bot.settings import Settings
 from core.answering.prompts import ANSWER_SYSTEM_ZH, REWRITE_SYSTEM
+from core.commands import Ask
 from core.events import Done
-from core.models import ConversationKey, Question, Record
+from core.models import ConversationKey, ConversationScope, Record
 from core.trace import StopReason, stop_reason_label
 from tests.model_script import RecordedRequest
 from tests.model_server import ModelServer
@@ -64,7 +65,10 @@ def _system(record: Record) -> str:
 async def _ask(services: object, text: str, thread: str) -> Record:
     pipeline = services.pipeline  # type: ignore[attr-defined]
     key = ConversationKey(source="test", channel_id=thread)
-    events = [event async for event in pipeline.ask(Question(key, text, ("hr",), retrieval_mode="single"))]
+    events = [
+        event
+        async for event in pipeline.ask(Ask(key, text, ConversationScope(("hr",), retrieval_mode="single")))
+    ]
     assert isinstance(events[-1], Done), events[-1]
     return events[-1].record
 

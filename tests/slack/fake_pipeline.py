@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.commands import AskAgain, GiveFeedback, Question
 from core.conversation.locks import LocalConversationLock
+from core.conversation.orphans import OrphanSweeper
 from core.events import (
+    Accepted,
     AnswerDelta,
     Assessed,
     Compacting,
@@ -21,7 +25,7 @@ from core.events import (
     Queued,
     Retrieving,
 )
-from core.models import CompactionReport, Question, Record, RecordStatus
+from core.models import CompactionReport, Record, RecordOpening, RecordStatus
 from core.text import detect_language
 from core.trace import StopReason, stop_reason_label
 from tests.fakes import InMemoryConversationStore
@@ -57,26 +61,35 @@ class Script:
 class FakePipeline:
     """Stores records like the real pipeline, takes the conversation lock, and emits the same events."""
 
-    def __init__(self, store: InMemoryConversationStore | None = None, *, step_delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        store: InMemoryConversationStore | None = None,
+        *,
+        step_delay: float = 0.0,
+        orphan_grace: float = 0.5,
+    ) -> None:
         self.store = store or InMemoryConversationStore()
         self.lock = LocalConversationLock()
+        self.sweeper = OrphanSweeper(self.store, self.lock, grace=orphan_grace)
         self.scripts: dict[str, Script] = {}
         self.default = Script(step_delay=step_delay)
         self.asked: list[Question] = []
+        self.scopes: dict[int, tuple[str, ...]] = {}
         self.answered_order: list[str] = []
         self.compactions: list[str] = []
+        self.killed = False  # like kill -9: an answer cut short writes nothing more
 
     def script(self, question: str, **fields: Any) -> Script:
         """Script the answer to a question (matched on the plain text the bot passes)."""
         self.scripts[question] = Script(**{"step_delay": self.default.step_delay, **fields})
         return self.scripts[question]
 
-    def _details(self, question: Question, script: Script) -> dict[str, Any]:
-        lang = detect_language(question.text)
+    def _details(self, question: Record, script: Script) -> dict[str, Any]:
+        lang = detect_language(question.question)
         rounds = [
             {
                 "round": i,
-                "queries": [query or question.text],
+                "queries": [query or question.question],
                 "new_paragraph_ids": [f"p{i}"],
                 "total_evidence": i,
                 "sufficient": ok,
@@ -101,7 +114,7 @@ class FakePipeline:
                 "estimated_tokens": 900,
             },
             "trace": {
-                "rewritten": question.text,
+                "rewritten": question.question,
                 "mode": "multi" if len(rounds) > 1 else "single",
                 "escalated": False,
                 "complexity": {"source": "rules", "rule_score": 0.2, "decision": "single", "reason": "short"},
@@ -113,34 +126,44 @@ class FakePipeline:
                 "missing": "",
                 "run_time": 0.01,
             },
-            "datasets": list(question.datasets),
+            "datasets": list(self.scopes.get(question.id, ())),
         }
 
-    async def ask(self, question: Question) -> AsyncIterator[Progress]:
-        self.asked.append(question)
-        script = self.scripts.get(question.text, self.default)
-        if not question.text.strip():
-            failed = None
-            if question.record_id is not None:
-                failed = await self.store.fail_record(
-                    question.record_id, status=RecordStatus.FAILED, reason="invalid_input: empty"
-                )
-            yield Failed("invalid_input", "The question is empty.", failed)
-            return
-        conversation_id = await self.store.ensure_conversation(question.conversation)
-        if question.record_id is not None or question.re_chat_record_id is not None:
-            stored = await self.store.get_record(question.record_id or question.re_chat_record_id or 0)
-            assert stored is not None and stored.conversation_id == conversation_id
-            if question.re_chat_record_id is not None:
-                stored = await self.store.reset_record(stored.id)
-            record, created = stored, stored.status == RecordStatus.PENDING
+    async def ask(self, command: Question) -> AsyncIterator[Progress]:
+        self.asked.append(command)
+        if isinstance(command, AskAgain):
+            record = await self.store.reopen_record(command.record_id, command.conversation.as_id())
+            created = True
         else:
-            record, created = await self.store.add_question(
-                conversation_id, question.text, event_key=question.event_key, reply_ref=question.reply_ref
+            if not command.text.strip():
+                yield Failed("invalid_input", "The question is empty.")
+                return
+            record, created = await self.store.open_record(
+                RecordOpening(
+                    command.conversation,
+                    command.text,
+                    command.scope,
+                    event_key=command.event_key,
+                    asked_by=command.asked_by,
+                    reply_to=command.reply_to,
+                )
             )
         if not created:
             yield Failed("duplicate", "This message was already answered.", record)
             return
+        self.scopes[record.id] = command.scope.datasets
+        script = self.scripts.get(record.question, self.default)
+        conversation_id = record.conversation_id
+        yield Accepted(record)
+        try:
+            async for event in self._answer(record, script, conversation_id):
+                yield event
+        except (asyncio.CancelledError, GeneratorExit):  # closed before its end, as the pipeline marks it
+            if not self.killed and self.store.records[record.id].status == RecordStatus.PENDING:
+                await self.store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason="interrupted")
+            raise
+
+    async def _answer(self, record: Record, script: Script, conversation_id: str) -> AsyncIterator[Progress]:
         waiting = self.lock.waiting(conversation_id)
         if waiting:
             yield Queued(position=waiting)
@@ -149,7 +172,7 @@ class FakePipeline:
             if script.compacting:
                 yield Compacting()
             for index, (query, ok, missing) in enumerate(script.rounds, start=1):
-                yield Retrieving(round=index, query=query or question.text)
+                yield Retrieving(round=index, query=query or record.question)
                 await asyncio.sleep(script.step_delay)
                 yield Assessed(round=index, sufficient=ok, missing=missing)
             if script.fail is not None:
@@ -157,7 +180,7 @@ class FakePipeline:
                     record.id,
                     status=RecordStatus.FAILED,
                     reason=script.fail[0],
-                    details={"lang": detect_language(question.text)},
+                    details={"lang": detect_language(record.question), "user_message": script.fail[1]},
                 )
                 yield Failed(script.fail[0], script.fail[1], failed)
                 return
@@ -171,9 +194,9 @@ class FakePipeline:
             if script.notice:
                 yield Notice(script.notice)
             done = await self.store.complete_record(
-                record.id, answer=answer, rewritten=question.text, details=self._details(question, script)
+                record.id, answer=answer, rewritten=record.question, details=self._details(record, script)
             )
-            self.answered_order.append(question.text)
+            self.answered_order.append(record.question)
             yield Done(done)
 
     async def compact(self, conversation_id: str) -> CompactionReport:
@@ -188,6 +211,14 @@ class FakePipeline:
         return CompactionReport(
             True, len(answered) - 1, 1, answered[-2].id, "token_budget_exceeded", summary_calls=1
         )
+
+    async def feedback(self, command: GiveFeedback) -> Record | None:
+        return await self.store.add_feedback(
+            command.record_id, person=command.person, value=command.value, at=time.time()
+        )
+
+    async def sweep_orphans(self) -> list[Record]:
+        return await self.sweeper.sweep()
 
     async def interrupt_pending(self) -> list[Record]:
         interrupted = []

@@ -17,12 +17,18 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
+from adapters.slack.delivery.ledger import Delivery, DeliveryLedger
 from adapters.slack.delivery.outbox import OutboxOptions
 from adapters.slack.inbound.channel_config import ChannelConfig
 from adapters.slack.pipeline_port import AnswerPipeline
 from adapters.slack.web import EVENTS_PATH, build_web_app
+from adapters.store.backends import SqlConversationStore
+from adapters.store.delivery_ledger import SqlDeliveryLedger
+from bot.compose.slack import build_slack_bot
 from bot.settings import Settings
 from core.knowledge.ingest_plan import TitledDocument
+from core.models import Record
+from tests.fakes import InMemoryConversationStore, InMemoryDeliveryLedger
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
 from tests.slack.mock_slack_methods import PostedMessage
@@ -34,7 +40,6 @@ FAST = SlackOptions(
     shutdown_grace=0.5,
     delivery=FAST_DELIVERY,
     sweep_interval=0.1,
-    pending_grace=0.5,
     delivery_settle=0.2,
     streaming="edit",
     stream_interval=0.05,
@@ -52,6 +57,13 @@ def default_settings() -> Settings:
             "default": ChannelConfig(datasets=["docs"]),
         }
     )
+
+
+def ledger_for(store: InMemoryConversationStore | SqlConversationStore) -> DeliveryLedger:
+    """The delivery ledger over the same records as the store (in memory, or on the same database)."""
+    if isinstance(store, InMemoryConversationStore):
+        return InMemoryDeliveryLedger(store)
+    return SqlDeliveryLedger(store.database)
 
 
 def progress_seen(message: PostedMessage) -> str:
@@ -111,6 +123,7 @@ class SlackHarness:
         self,
         *,
         pipeline: AnswerPipeline | None = None,
+        store: Any = None,
         settings: Settings | None = None,
         options: SlackOptions = FAST,
         mock: MockSlackApi | None = None,
@@ -121,6 +134,8 @@ class SlackHarness:
         self.catalogue = catalogue or FakeCatalogue()
         self.mock = mock or MockSlackApi()
         self.pipeline: Any = pipeline or FakePipeline()
+        self.store: Any = store if store is not None else self.pipeline.store  # what the bot reads
+        self.ledger = ledger_for(self.store)
         self.settings = settings or default_settings()
         self.options = options
         self._ids = itertools.count(1)
@@ -128,14 +143,26 @@ class SlackHarness:
         self.server: TestServer
         self.session: aiohttp.ClientSession
 
+    def delivery_of(self, record: Record) -> Delivery | None:
+        """The record's delivery as the ledger holds it (an in-memory store's; SQL stores: ledger.read_delivery)."""
+        deliveries: dict[int, Delivery] = self.store.deliveries
+        return deliveries.get(record.id)
+
+    def reply_ref_of(self, record: Record) -> str | None:
+        """The record's visible reply ("channel:ts"), None before one is shown."""
+        delivery = self.delivery_of(record)
+        return None if delivery is None else delivery.reply_ref
+
     async def start(self, *, recover: bool = True) -> SlackHarness:
         if not self.mock.port:
             await self.mock.start()
         self.session = aiohttp.ClientSession()
         client = build_web_client("xoxb-test", base_url=self.mock.url, session=self.session)
-        self.bot = SlackBot(
+        self.bot = build_slack_bot(
             client=client,
             pipeline=self.pipeline,
+            reads=self.store,
+            ledger=self.ledger,
             channel_config=self.settings.channel,
             signing_secret=SECRET,
             options=self.options,

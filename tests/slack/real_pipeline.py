@@ -55,11 +55,12 @@ def build_real_pipeline(
     lock = lock or LocalConversationLock()
     loader = CompactingContextLoader(store=store, engine=engine)
     pipeline = Pipeline(
-        store=store,
+        records=store,
         lock=lock,
         context_loader=loader,
         retriever=IterativeRetriever(kb=kb, engine=engine),
         engine=engine,
         compactor=functools.partial(compact_conversation, loader=loader, lock=lock),
+        orphan_grace=0.5,
     )
     return RealPipeline(pipeline, store, kb, engine)

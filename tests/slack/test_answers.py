@@ -11,10 +11,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from core.events import ContextLoading, Progress
-from core.models import DeliveryState, RecordStatus
+from adapters.slack.delivery.ledger import DeliveryState
+from core.commands import Ask
+from core.events import Accepted, ContextLoading, Progress
+from core.models import RecordStatus
 from core.trace import StopReason
 from tests.slack.harness import FAST, NATIVE, SlackHarness, progress_seen
+from tests.stored import stored_question
 
 
 @pytest.fixture(params=["edit", "native"])
@@ -23,7 +26,10 @@ async def slack(request: pytest.FixtureRequest) -> AsyncIterator[SlackHarness]:
     async with SlackHarness.running(options=FAST if request.param == "edit" else NATIVE) as harness:
         yield harness
     records = harness.pipeline.store.records.values()
-    assert all(r.delivery is None or r.delivery.state == DeliveryState.DELIVERED for r in records)
+    assert all(
+        harness.delivery_of(r) is None or harness.delivery_of(r).state == DeliveryState.DELIVERED
+        for r in records
+    )
     if request.param == "edit":
         assert not harness.mock.calls_to("chat.startStream")
 
@@ -53,7 +59,8 @@ async def test_a_mention_gets_a_placeholder_then_phase_edits_then_the_final_answ
     assert statuses[0].params["thread_ts"] == "1000.000100" and statuses[-1].params["status"] == ""
     assert slack.pipeline.asked[0].text == "How do I deploy?"
     assert slack.pipeline.asked[0].event_key == "slack:T1:C1:1000.000100"
-    assert slack.pipeline.asked[0].datasets == ("docs",) and slack.pipeline.asked[0].retrieval_mode == "multi"
+    scope = slack.pipeline.asked[0].scope
+    assert scope.datasets == ("docs",) and scope.retrieval_mode == "multi"
 
 
 async def test_chinese_questions_get_chinese_phases_and_summary_line(slack: SlackHarness) -> None:
@@ -147,14 +154,9 @@ async def test_ten_threads_asking_at_once_each_get_exactly_their_own_answer(slac
 async def test_a_failure_edits_the_placeholder_into_a_message_in_the_users_language(
     slack: SlackHarness,
 ) -> None:
-    """A too-long Chinese question ends as a Chinese error with its measured size; nothing looks like an answer."""
-    slack.pipeline.script(
-        "请解释一下",
-        fail=(
-            "question_too_long",
-            "The question is too long: about 5000 tokens, the limit is 4000. Please shorten it.",
-        ),
-    )
+    """A failure shows the pipeline's message in the asker's language in place of the placeholder, and is
+    stored on the record; nothing looks like an answer."""
+    slack.pipeline.script("请解释一下", fail=("model_unavailable", "模型服务暂时不可用,请稍后再试。"))
     slack.pipeline.script(
         "explain",
         fail=("model_unavailable", "The model service is unavailable right now; please try again later."),
@@ -164,7 +166,7 @@ async def test_a_failure_edits_the_placeholder_into_a_message_in_the_users_langu
     await slack.bot.wait_idle(5)
     [zh] = slack.mock.thread("C1", "1000.000700")
     [en] = slack.mock.thread("C1", "1000.000800")
-    assert zh.block_text() == "⚠️ 问题太长:约 5000 个 token,上限为 4000。请缩短后再问。"
+    assert zh.block_text() == "⚠️ 模型服务暂时不可用,请稍后再试。"
     assert en.block_text() == "⚠️ The model service is unavailable right now; please try again later."
     records = list(slack.pipeline.store.records.values())
     assert {r.status for r in records} == {RecordStatus.FAILED}
@@ -197,7 +199,8 @@ async def test_a_rate_limited_update_is_retried_after_retry_after_and_the_answer
 async def test_a_pipeline_crash_ends_in_an_error_message_not_a_stuck_placeholder(slack: SlackHarness) -> None:
     """If the pipeline raises, the placeholder is edited into a generic error instead of staying in progress."""
 
-    async def broken(question: object) -> AsyncIterator[Progress]:
+    async def broken(question: Ask) -> AsyncIterator[Progress]:
+        yield Accepted(await stored_question(slack.pipeline.store, question.conversation, question.text))
         yield ContextLoading()
         raise RuntimeError("boom")
 

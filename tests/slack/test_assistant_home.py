@@ -43,7 +43,7 @@ def home_opened(user: str = "U1", tab: str = "home") -> dict[str, Any]:
 async def pane() -> AsyncIterator[tuple[SlackHarness, RealPipeline]]:
     """A bot on core's real pipeline, streaming natively, with the default catalogue."""
     parts = build_real_pipeline()
-    async with SlackHarness.running(pipeline=parts.pipeline, options=NATIVE) as harness:
+    async with SlackHarness.running(pipeline=parts.pipeline, store=parts.store, options=NATIVE) as harness:
         yield harness, parts
 
 
@@ -114,7 +114,7 @@ async def test_configured_prompts_win_over_document_titles() -> None:
 
 async def test_a_pane_with_no_documents_offers_no_prompts(slack: SlackHarness) -> None:
     """An empty knowledge base makes no setSuggestedPrompts call (Slack refuses an empty list)."""
-    slack.bot.catalogue.source = FakeCatalogue({})
+    slack.bot.pane.catalogue.source = FakeCatalogue({})
     await slack.event(thread_started(thread_ts="1300.000900"))
     await slack.bot.wait_idle(5)
     assert not slack.mock.calls_to("assistant.threads.setSuggestedPrompts")

@@ -10,7 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from core.models import DeliveryState, Record, RecordStatus
+from adapters.slack.delivery.ledger import DeliveryState
+from core.models import Record, RecordStatus
 from tests.slack.harness import FAST, FAST_DELIVERY, SlackHarness
 from tests.slack.mock_slack_api import MockSlackApi
 
@@ -43,7 +44,8 @@ async def delivered(slack: SlackHarness, *, within: float = 20.0) -> Record:
     def done() -> bool:
         records = list(slack.pipeline.store.records.values())
         return bool(records) and all(
-            r.delivery is not None and r.delivery.state in (DeliveryState.DELIVERED, DeliveryState.FAILED)
+            slack.delivery_of(r) is not None
+            and slack.delivery_of(r).state in (DeliveryState.DELIVERED, DeliveryState.FAILED)
             for r in records
         )
 
@@ -57,7 +59,7 @@ async def placeholder_out(slack: SlackHarness, ts: str, question: str) -> asynci
     slack.pipeline.script(question, answer="The answer [1].", gate=gate)
     await slack.event(slack.mention(question, ts=ts))
     await slack.mock.wait_for(
-        lambda: any(r.reply_ref for r in slack.pipeline.store.records.values()), within=5
+        lambda: any(slack.reply_ref_of(r) for r in slack.pipeline.store.records.values()), within=5
     )
     return gate
 
@@ -68,8 +70,10 @@ async def test_a_500_on_the_placeholder_is_retried_and_nothing_is_lost(slack: Sl
     await slack.event(slack.mention("five hundred?", ts="5000.000100"))
     record = await delivered(slack)
     assert visible(slack.mock, "5000.000100")[0].startswith("The answer is in the guide [1].")
-    assert record.status == RecordStatus.ANSWERED and record.delivery is not None
-    assert record.delivery.state == DeliveryState.DELIVERED and record.delivery.attempts >= 2
+    assert record.status == RecordStatus.ANSWERED and slack.delivery_of(record) is not None
+    assert (
+        slack.delivery_of(record).state == DeliveryState.DELIVERED and slack.delivery_of(record).attempts >= 2
+    )
     assert slack.mock.server_errors["chat.postMessage"] == 1
 
 
@@ -84,7 +88,9 @@ async def test_a_persistent_429_on_the_placeholder_delays_it_and_the_answer_is_p
     [shown] = visible(slack.mock, "5000.000200")
     assert "The answer is in the guide" in shown and "⏳" not in shown
     assert slack.mock.rate_limited["chat.postMessage"] >= 2
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
     retries = [c.at for c in slack.mock.calls if c.method == "chat.postMessage"]
     assert all(later - earlier >= 0.9 for earlier, later in itertools.pairwise(retries))
 
@@ -98,7 +104,9 @@ async def test_a_500_on_the_final_update_is_retried_and_the_placeholder_replaced
     [shown] = visible(slack.mock, "5000.000300")
     assert shown.startswith("The answer [1].") and "⏳" not in shown
     assert slack.mock.server_errors["chat.update"] == 1
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
 
 
 async def test_a_persistent_429_on_the_final_update_replaces_the_placeholder_by_a_new_message(
@@ -113,9 +121,11 @@ async def test_a_persistent_429_on_the_final_update_replaces_the_placeholder_by_
     [shown] = visible(slack.mock, "5000.000400")
     assert shown.startswith("The answer [1].")
     assert len(slack.mock.calls_to("chat.delete")) == 1
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
     posted = slack.mock.thread("C1", "5000.000400")[0]
-    assert record.reply_ref == f"C1:{posted.ts}"
+    assert slack.reply_ref_of(record) == f"C1:{posted.ts}"
 
 
 async def test_when_the_placeholder_cannot_be_deleted_it_becomes_a_pointer_to_the_answer(
@@ -140,8 +150,12 @@ async def test_failures_on_the_placeholder_and_the_final_post_are_recovered_by_t
     await slack.event(slack.mention("all down?", ts="5000.000500"))
     await slack.mock.wait_for(lambda: only_record(slack).status == RecordStatus.ANSWERED, within=10)
     record = await delivered(slack, within=30)
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
-    assert record.delivery.attempts == 17 and record.delivery.error == ""  # every call counted
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
+    assert (
+        slack.delivery_of(record).attempts == 17 and slack.delivery_of(record).error == ""
+    )  # every call counted
     [shown] = visible(slack.mock, "5000.000500")
     assert shown.startswith("The answer is in the guide [1].")
 
@@ -155,7 +169,9 @@ async def test_persistent_limits_on_both_posts_and_edits_still_end_in_the_answer
     gate.set()
     await slack.mock.wait_for(lambda: only_record(slack).status == RecordStatus.ANSWERED, within=10)
     record = await delivered(slack, within=30)
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
     [shown] = visible(slack.mock, "5000.000600")
     assert shown.startswith("The answer [1].")
 
@@ -166,8 +182,8 @@ async def test_an_answer_slack_never_accepts_is_not_reported_delivered(slack: Sl
     await slack.event(slack.mention("nowhere?", ts="5000.000700"))
     record = await delivered(slack)
     assert record.status == RecordStatus.ANSWERED
-    assert record.delivery is not None and record.delivery.state == DeliveryState.FAILED
-    assert record.delivery.error == "not_in_channel"
+    assert slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.FAILED
+    assert slack.delivery_of(record).error == "not_in_channel"
     assert visible(slack.mock, "5000.000700") == []
 
 
@@ -214,7 +230,11 @@ async def test_a_burst_in_one_channel_waits_within_slacks_posting_limit() -> Non
         for i in range(12):
             [shown] = visible(harness.mock, f"5100.{i:06d}")
             assert shown.startswith("The answer is in the guide")
-        states = {r.delivery.state for r in harness.pipeline.store.records.values() if r.delivery}
+        states = {
+            harness.delivery_of(r).state
+            for r in harness.pipeline.store.records.values()
+            if harness.delivery_of(r)
+        }
         assert states == {DeliveryState.DELIVERED}
     finally:
         await harness.close()

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from adapters.slack.delivery.ledger import Delivery, DeliveryState
 from adapters.store.backends import PostgresConversationStore
 from adapters.store.pg_lock import PostgresConversationLock
-from core.models import DeliveryState, Record, RecordStatus
+from core.models import Record, RecordStatus
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema
 from tests.slack.harness import FAST, SlackHarness
 from tests.slack.mock_slack_api import MockSlackApi
@@ -46,7 +47,7 @@ class Cluster:
         )
         parts = build_real_pipeline(store, lock)
         harness = await SlackHarness(
-            pipeline=parts.pipeline, mock=self.mock, options=replace(FAST, **options)
+            pipeline=parts.pipeline, store=parts.store, mock=self.mock, options=replace(FAST, **options)
         ).start()
         instance = Instance(harness, parts, store, lock)
         self.instances.append(instance)
@@ -93,6 +94,12 @@ async def records(instance: Instance) -> list[Record]:
     return [record for row in rows if (record := await instance.store.get_record(int(row["id"])))]
 
 
+async def delivery_state(instance: Instance, record: Record) -> DeliveryState | None:
+    """The record's delivery state in the shared ledger (None before it has one)."""
+    delivery = await instance.harness.ledger.read_delivery(record.id)
+    return None if delivery is None else delivery.state
+
+
 async def test_a_message_delivered_to_both_instances_is_answered_once(cluster: Cluster) -> None:
     """The app_mention at one instance, the message event and a Slack retry at the other: one record, one
     post, and the second instance makes no Slack call for its duplicates."""
@@ -107,8 +114,8 @@ async def test_a_message_delivered_to_both_instances_is_answered_once(cluster: C
     for instance in (a, b):
         await instance.harness.bot.wait_idle(10)
     [record] = await records(a)
-    assert record.status == RecordStatus.ANSWERED and record.delivery is not None
-    assert record.delivery.state == DeliveryState.DELIVERED
+    assert record.status == RecordStatus.ANSWERED
+    assert await delivery_state(a, record) == DeliveryState.DELIVERED
     assert len(cluster.mock.calls_to("chat.postMessage")) == 1
     assert cluster.mock.calls_to("chat.delete") == []
     [reply] = cluster.mock.thread("C1", "6000.000100")
@@ -143,7 +150,8 @@ async def _killed_mid_answer(cluster: Cluster, **survivor_options: Any) -> tuple
     async def placeholder_out() -> Record:
         while True:
             found = await records(b)
-            if found and found[0].reply_ref and a.parts.engine.calls("answer"):
+            shown = found and (await b.harness.ledger.read_delivery(found[0].id) or Delivery()).reply_ref
+            if shown and a.parts.engine.calls("answer"):
                 return found[0]
             await asyncio.sleep(0.05)
 
@@ -163,7 +171,7 @@ async def test_a_question_of_a_killed_instance_is_interrupted_by_the_survivor(cl
     async def corrected() -> Record:
         while True:
             current = await b.store.get_record(record.id)
-            if current and current.delivery and current.delivery.state == DeliveryState.DELIVERED:
+            if current and await delivery_state(b, current) == DeliveryState.DELIVERED:
                 return current
             await asyncio.sleep(0.05)
 
@@ -194,8 +202,7 @@ async def test_with_resume_on_the_survivor_answers_the_killed_instances_question
             if (
                 current
                 and current.status == RecordStatus.ANSWERED
-                and current.delivery
-                and current.delivery.state == DeliveryState.DELIVERED
+                and await delivery_state(b, current) == DeliveryState.DELIVERED
             ):
                 return current
             await asyncio.sleep(0.05)

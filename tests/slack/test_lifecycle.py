@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from core.models import ConversationKey, Delivery, DeliveryState, RecordStatus
+from adapters.slack.delivery.ledger import DeliveryState
+from core.models import ConversationKey, RecordStatus
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.harness import FAST, SlackHarness
+from tests.stored import stored_question
 
 
 async def _start_hanging_answer(slack: SlackHarness, ts: str) -> asyncio.Event:
@@ -16,7 +18,8 @@ async def _start_hanging_answer(slack: SlackHarness, ts: str) -> asyncio.Event:
     await slack.event(slack.mention("slow?", ts=ts))
     await slack.mock.wait_for(  # answering, with its placeholder out
         lambda: any(
-            r.status == RecordStatus.PENDING and r.reply_ref for r in slack.pipeline.store.records.values()
+            r.status == RecordStatus.PENDING and slack.reply_ref_of(r)
+            for r in slack.pipeline.store.records.values()
         )
     )
     return gate
@@ -27,6 +30,7 @@ async def test_an_answer_left_pending_by_a_crash_is_marked_interrupted_on_the_ne
 ) -> None:
     """After a crash mid-answer, the next start marks the record interrupted and edits its placeholder."""
     await _start_hanging_answer(slack, "1300.000100")
+    slack.pipeline.killed = True
     for task in list(slack.bot._tasks):  # the process dies: no shutdown, nothing marked
         task.cancel()
     await asyncio.gather(*slack.bot._tasks, return_exceptions=True)
@@ -40,7 +44,7 @@ async def test_an_answer_left_pending_by_a_crash_is_marked_interrupted_on_the_ne
         == "⚠️ This answer was interrupted (the bot stopped or restarted). Please ask again."
     )
     assert slack.pipeline.store.records[record.id].status == RecordStatus.INTERRUPTED
-    assert record.reply_ref == f"C1:{placeholder.ts}"
+    assert slack.reply_ref_of(record) == f"C1:{placeholder.ts}"
 
 
 async def test_shutdown_interrupts_answers_that_outlive_the_grace_period(slack: SlackHarness) -> None:
@@ -77,9 +81,12 @@ async def test_a_retry_of_an_interrupted_question_whose_notice_never_showed_gets
     Slack retries it: the retry shows the "interrupted, please ask again" message, once."""
     store = slack.pipeline.store
     event = slack.mention("lost?", ts="1300.000500")
-    conversation = await store.ensure_conversation(ConversationKey("slack", "T1", "C1", "1300.000500"))
-    record, _ = await store.add_question(
-        conversation, "lost?", event_key="slack:T1:C1:1300.000500", delivery=Delivery(due=0.0)
+    record = await stored_question(
+        store,
+        ConversationKey("slack", "T1", "C1", "1300.000500"),
+        "lost?",
+        event_key="slack:T1:C1:1300.000500",
+        reply_to="C1:1300.000500",
     )
     await store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason="swept")
     assert await slack.event(event, retry_num=1) == 200
@@ -89,7 +96,7 @@ async def test_a_retry_of_an_interrupted_question_whose_notice_never_showed_gets
         shown.block_text()
         == "⚠️ This answer was interrupted (the bot stopped or restarted). Please ask again."
     )
-    delivery = store.records[record.id].delivery
+    delivery = slack.delivery_of(record)
     assert delivery is not None and delivery.state == DeliveryState.DELIVERED
     assert await slack.event(event, retry_num=2) == 200
     await slack.bot.wait_idle(5)
@@ -102,7 +109,8 @@ async def test_with_resume_a_restart_answers_the_interrupted_question_in_its_pla
     """KB_RESUME_INTERRUPTED: after a crash mid-answer, the next start answers the question again and the
     old placeholder becomes the answer (no second message, no "please ask again")."""
     gate = await _start_hanging_answer(slack, "1300.000600")
-    for task in list(slack.bot._tasks):
+    slack.pipeline.killed = True
+    for task in list(slack.bot._tasks):  # the process dies mid-answer
         task.cancel()
     await asyncio.gather(*slack.bot._tasks, return_exceptions=True)
     gate.set()
@@ -119,5 +127,7 @@ async def test_with_resume_a_restart_answers_the_interrupted_question_in_its_pla
     assert "Answered after the restart." in shown.block_text() and "⏳" not in shown.block_text()
     [record] = slack.pipeline.store.records.values()
     assert record.status == RecordStatus.ANSWERED
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
     assert record.details["previous_answers"][0]["status"] == "interrupted"

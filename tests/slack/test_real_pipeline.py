@@ -17,7 +17,7 @@ from tests.slack.real_pipeline import RealPipeline, build_real_pipeline
 async def real() -> AsyncIterator[tuple[SlackHarness, RealPipeline]]:
     """A running bot whose pipeline is core.pipeline.Pipeline."""
     parts = build_real_pipeline()
-    async with SlackHarness.running(pipeline=parts.pipeline) as harness:
+    async with SlackHarness.running(pipeline=parts.pipeline, store=parts.store) as harness:
         yield harness, parts
 
 
@@ -30,13 +30,12 @@ async def test_a_question_is_answered_in_place_with_sources_and_a_trace_summary(
     await slack.event(slack.mention("How do deploys run?", ts="1400.000100"))
     await slack.bot.wait_idle(10)
     [reply] = slack.mock.thread("C1", "1400.000100")
-    seen = " ".join(json.dumps(v["blocks"], ensure_ascii=False) for v in reply.versions)
-    assert "working on it" in seen
+    assert "⏳" in json.dumps(reply.versions[0]["blocks"], ensure_ascii=False)  # a placeholder came first
     final = reply.block_text()
     assert "Use *make deploy* [1]." in final and "[1] Ops guide › Deploying" in final
     assert "Retrieval: 1 round" in final
     [record] = parts.store.records.values()
-    assert record.status == RecordStatus.ANSWERED and record.reply_ref == f"C1:{reply.ts}"
+    assert record.status == RecordStatus.ANSWERED and slack.reply_ref_of(record) == f"C1:{reply.ts}"
     assert record.event_key == "slack:T1:C1:1400.000100"
 
 
@@ -103,7 +102,9 @@ async def test_a_crash_left_pending_is_recovered_by_the_real_pipeline(
     )
     await asyncio.sleep(0.1)
     restarted_parts = build_real_pipeline(parts.store)
-    restarted = await SlackHarness(pipeline=restarted_parts.pipeline, mock=slack.mock).start()
+    restarted = await SlackHarness(
+        pipeline=restarted_parts.pipeline, store=restarted_parts.store, mock=slack.mock
+    ).start()
     await restarted.close()
     [reply] = slack.mock.thread("C1", "1400.000700")
     assert "interrupted" in reply.block_text()

@@ -21,7 +21,7 @@ async def test_with_no_configuration_a_mention_searches_every_dataset() -> None:
         await harness.bot.wait_idle(5)
         [reply] = harness.mock.thread("CANY", "7000.000100")
         assert "The answer is in the guide" in reply.block_text()
-        assert harness.pipeline.asked[0].datasets == ("handbook", "ops")
+        assert harness.pipeline.asked[0].scope.datasets == ("handbook", "ops")
     finally:
         await harness.close()
         await harness.mock.close()
@@ -40,7 +40,7 @@ async def test_a_default_entry_without_datasets_locks_unlisted_channels_out() ->
         await harness.bot.wait_idle(5)
         [locked] = harness.mock.thread("CLOCKED", "7000.000200")
         assert "No knowledge base is configured here" in locked.block_text()
-        assert [q.datasets for q in harness.pipeline.asked] == [("handbook",)]
+        assert [q.scope.datasets for q in harness.pipeline.asked] == [("handbook",)]
     finally:
         await harness.close()
         await harness.mock.close()

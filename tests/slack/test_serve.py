@@ -7,6 +7,7 @@ import asyncio
 import json
 import socket
 import time
+from typing import Any
 
 import aiohttp
 import pytest
@@ -17,7 +18,7 @@ from bot.cli.operations.serve import register, run_server, serve, warm_up_knowle
 from bot.settings import Settings
 from core.errors import KnowledgeBaseError
 from tests.slack.fake_pipeline import FakePipeline
-from tests.slack.harness import SECRET, sign
+from tests.slack.harness import SECRET, ledger_for, sign
 from tests.slack.mock_slack_api import MockSlackApi
 
 
@@ -55,6 +56,11 @@ def test_serve_is_registered_with_a_port_option() -> None:
     assert parser.parse_args(["serve", "--port", "4100"]).port == 4100
 
 
+def _reads(pipeline: FakePipeline) -> dict[str, Any]:
+    """What the bot reads beside the pipeline: its store, and the delivery ledger over the same records."""
+    return {"reads": pipeline.store, "ledger": ledger_for(pipeline.store)}
+
+
 async def test_a_rejected_token_is_reported_at_start(capsys: pytest.CaptureFixture[str]) -> None:
     """auth.test failing with invalid_auth stops the server with a clear message."""
     mock = await MockSlackApi().start()
@@ -62,7 +68,9 @@ async def test_a_rejected_token_is_reported_at_start(capsys: pytest.CaptureFixtu
         settings = Settings(
             slack={"bot_token": "xoxb-invalid", "signing_secret": SECRET, "api_url": mock.url}
         )
-        assert await run_server(settings, FakePipeline(), port=_free_port(), host="127.0.0.1") == 2
+        pipeline = FakePipeline()
+        served = run_server(settings, pipeline, **_reads(pipeline), port=_free_port(), host="127.0.0.1")
+        assert await served == 2
     finally:
         await mock.close()
     assert "Slack rejected SLACK_BOT_TOKEN (auth.test: invalid_auth)" in capsys.readouterr().err
@@ -80,6 +88,7 @@ async def test_http_mode_serves_healthz_and_signed_events_until_stopped() -> Non
         run_server(
             settings,
             pipeline,
+            **_reads(pipeline),
             port=port,
             host="127.0.0.1",
             options=SlackOptions(min_edit_interval=0.05),
@@ -158,8 +167,11 @@ async def test_socket_mode_receives_an_event_over_the_websocket_and_answers() ->
         slack={"bot_token": "xoxb-test", "app_token": "xapp-test", "api_url": mock.url},
         channels={"default": ChannelConfig(datasets=["docs"])},
     )
+    pipeline = FakePipeline()
     server = asyncio.create_task(
-        run_server(settings, FakePipeline(), options=SlackOptions(min_edit_interval=0.05), stop=stop)
+        run_server(
+            settings, pipeline, **_reads(pipeline), options=SlackOptions(min_edit_interval=0.05), stop=stop
+        )
     )
     try:
         await mock.wait_for(

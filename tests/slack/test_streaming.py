@@ -9,11 +9,14 @@ from dataclasses import replace
 
 import pytest
 
+from adapters.slack.delivery.ledger import DeliveryState
 from adapters.slack.rendering.safe_markdown import ZERO_WIDTH_SPACE
-from core.events import AnswerDelta, ContextLoading, Done, Generating, Progress
-from core.models import DeliveryState, Question, Record, RecordStatus
+from core.commands import Ask
+from core.events import Accepted, AnswerDelta, ContextLoading, Done, Generating, Progress
+from core.models import Record, RecordStatus
 from tests.slack.harness import FAST_DELIVERY, NATIVE, SlackHarness
 from tests.slack.mock_slack_methods import PostedMessage
+from tests.stored import stored_question
 
 
 @pytest.fixture
@@ -68,8 +71,10 @@ async def test_a_streamed_answer_shows_a_task_for_every_phase_then_its_sources_a
     assert "Retrieval: 2 rounds" in text
     assert not slack.mock.calls_to("chat.postMessage") and not slack.mock.calls_to("chat.update")
     record = _record(slack)
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
-    assert record.delivery.parts == 1 and record.reply_ref == f"C1:{reply.ts}"
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
+    assert slack.delivery_of(record).parts == 1 and slack.reply_ref_of(record) == f"C1:{reply.ts}"
     first_call = next(call.method for call in slack.mock.calls if call.method.startswith("chat."))
     assert first_call == "chat.startStream"
 
@@ -77,10 +82,17 @@ async def test_a_streamed_answer_shows_a_task_for_every_phase_then_its_sources_a
 async def test_text_streams_in_pieces_while_it_is_written(slack: SlackHarness) -> None:
     """Answer text reaches Slack in several appendStream calls while the model writes, not all at the end."""
 
-    async def slow_writer(question: Question) -> AsyncIterator[Progress]:
-        conversation = await slack.pipeline.store.ensure_conversation(question.conversation)
-        assert question.record_id is not None
-        async with slack.pipeline.lock.hold(conversation):
+    async def slow_writer(question: Ask) -> AsyncIterator[Progress]:
+        record = await stored_question(
+            slack.pipeline.store,
+            question.conversation,
+            question.text,
+            event_key=question.event_key,
+            asked_by=question.asked_by,
+            reply_to=question.reply_to,
+        )
+        yield Accepted(record)
+        async with slack.pipeline.lock.hold(record.conversation_id):
             yield ContextLoading()
             yield Generating()
             words = [f"word{i} " for i in range(30)]
@@ -88,7 +100,7 @@ async def test_text_streams_in_pieces_while_it_is_written(slack: SlackHarness) -
                 yield AnswerDelta(word)
                 await asyncio.sleep(0.02)
             done = await slack.pipeline.store.complete_record(
-                question.record_id, answer="".join(words).strip(), rewritten=None, details={"lang": "en"}
+                record.id, answer="".join(words).strip(), rewritten=None, details={"lang": "en"}
             )
             yield Done(done)
 
@@ -128,14 +140,14 @@ async def test_a_refused_stream_falls_back_to_editing_in_place_for_the_workspace
     await slack.bot.wait_idle(5)
     await slack.event(slack.mention("second?", ts="1100.000500"))
     await slack.bot.wait_idle(5)
-    assert slack.bot.streaming.refused == {"T1": code}
+    assert slack.bot.answerer.streaming.refused == {"T1": code}
     assert len([c for c in slack.mock.calls if c.method == "chat.startStream"]) == 1
     for ts, answer in (("1100.000400", "First answer [1]."), ("1100.000500", "Second answer [1].")):
         [reply] = slack.mock.thread("C1", ts)
         assert answer in reply.block_text() and "Sources" in reply.block_text()
         assert "⏳" not in reply.block_text()
     assert all(
-        r.delivery and r.delivery.state == DeliveryState.DELIVERED
+        slack.delivery_of(r) and slack.delivery_of(r).state == DeliveryState.DELIVERED
         for r in slack.pipeline.store.records.values()
     )
     assert len(slack.mock.calls_to("chat.postMessage")) == 2
@@ -152,12 +164,12 @@ async def test_a_rate_limited_start_falls_back_for_that_answer_only(slack: Slack
     [fine] = slack.mock.thread("C1", "1100.000700")
     assert not limited.task_history and "The answer is in the guide [1]." in limited.block_text()
     assert fine.task_history and "The answer is in the guide [1]." in fine.block_text()
-    assert slack.bot.streaming.refused == {}
+    assert slack.bot.answerer.streaming.refused == {}
 
 
 async def test_native_mode_keeps_trying_streaming_after_a_refusal(slack: SlackHarness) -> None:
     """KB_SLACK_STREAMING=native does not remember refusals: each answer tries, falls back, and is delivered."""
-    slack.bot.streaming.mode = "native"
+    slack.bot.answerer.streaming.mode = "native"
     slack.mock.refuse_streaming("not_allowed")
     await slack.event(slack.mention("one?", ts="1100.000800"))
     await slack.bot.wait_idle(5)
@@ -184,24 +196,33 @@ async def test_an_expired_stream_is_replaced_by_the_final_answer(slack: SlackHar
     assert "Run *make deploy* [1]." in reply.block_text() and "Sources" in reply.block_text()
     assert slack.mock.calls_to("chat.update")
     record = _record(slack)
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
-    assert record.reply_ref == f"C1:{reply.ts}"
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
+    assert slack.reply_ref_of(record) == f"C1:{reply.ts}"
 
 
 async def test_a_final_answer_unlike_the_streamed_text_replaces_it(slack: SlackHarness) -> None:
     """If the stored answer is not what was streamed (a model that failed mid-answer and was replaced), the
     stream is ended and the message becomes the stored answer, never a mix of both."""
 
-    async def replaced(question: Question) -> AsyncIterator[Progress]:
-        assert question.record_id is not None
-        conversation = await slack.pipeline.store.ensure_conversation(question.conversation)
-        async with slack.pipeline.lock.hold(conversation):
+    async def replaced(question: Ask) -> AsyncIterator[Progress]:
+        record = await stored_question(
+            slack.pipeline.store,
+            question.conversation,
+            question.text,
+            event_key=question.event_key,
+            asked_by=question.asked_by,
+            reply_to=question.reply_to,
+        )
+        yield Accepted(record)
+        async with slack.pipeline.lock.hold(record.conversation_id):
             yield ContextLoading()
             yield Generating()
             yield AnswerDelta("A half-written model answer that")
             await asyncio.sleep(0.1)
             done = await slack.pipeline.store.complete_record(
-                question.record_id,
+                record.id,
                 answer="The extractive answer instead [1].",
                 rewritten=None,
                 details={"lang": "en", "citations": [{"n": 1, "document": "Guide", "source": ""}]},
@@ -243,13 +264,17 @@ async def test_shutdown_mid_stream_marks_the_answer_interrupted_in_its_message(s
     gate = asyncio.Event()
     slack.pipeline.script("slow?", answer="Never sent.", gate=gate)
     await slack.event(slack.mention("slow?", ts="1100.001300"))
-    await slack.mock.wait_for(lambda: bool(slack.pipeline.store.records) and bool(_record(slack).reply_ref))
+    await slack.mock.wait_for(
+        lambda: bool(slack.pipeline.store.records) and bool(slack.reply_ref_of(_record(slack)))
+    )
     assert await slack.bot.shutdown(grace=0.1) == 1
     [reply] = slack.mock.thread("C1", "1100.001300")
     assert "interrupted" in reply.block_text() and "Never sent" not in reply.block_text()
     record = _record(slack)
     assert record.status == RecordStatus.INTERRUPTED
-    assert record.delivery is not None and record.delivery.state == DeliveryState.DELIVERED
+    assert (
+        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
+    )
 
 
 async def test_a_burst_in_one_channel_uses_one_posting_turn_per_answer() -> None:
@@ -271,7 +296,11 @@ async def test_a_burst_in_one_channel_uses_one_posting_turn_per_answer() -> None
             harness.mock.calls_to("chat.startStream")
         )
         assert new_replies == 12 and harness.mock.rate_limited["chat.postMessage"] == 0
-        states = {r.delivery.state for r in harness.pipeline.store.records.values() if r.delivery}
+        states = {
+            harness.delivery_of(r).state
+            for r in harness.pipeline.store.records.values()
+            if harness.delivery_of(r)
+        }
         assert states == {DeliveryState.DELIVERED}
     finally:
         await harness.close()

@@ -83,4 +83,6 @@ def test_when_the_bot_answers(
 )
 def test_thread_commands_are_the_whole_message(text: str, command: str | None) -> None:
     """Only a bare "compact"/"trace" (or its Chinese form) after the mention is a command."""
-    assert thread_command(text, bot_user_id="UBOT") == command
+    event = {"type": "app_mention", "user": "U1", "channel": "C1", "ts": "1.0", "text": text}
+    message = parse_message_event(event, team_id="T1", bot_user_id="UBOT")
+    assert message is not None and thread_command(message) == command

@@ -1,5 +1,5 @@
-"""The delivery component: a record's Slack messages go out through here, and their state is kept on the
-record (delivery pending → placeholder → delivered, or failed, with attempts, the last error and when the
+"""The delivery component: a record's Slack messages go out through here, and their state is kept in the
+delivery ledger (pending → placeholder → delivered, or failed, with attempts, the last error and when the
 next attempt is due).
 
 Rules it keeps:
@@ -29,12 +29,11 @@ from slack_sdk.http_retry.jitter import Jitter
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.channel_pacer import ChannelPacer
+from adapters.slack.delivery.ledger import Delivery, DeliveryLedger, DeliveryState, Tracked
 from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure, failure_of
 from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.rendering.blocks import SlackMessage
 from adapters.slack.rendering.final_messages import pointer_message
-from core.models import Delivery, DeliveryState, Record
-from core.ports import ConversationStore
 
 log = logging.getLogger(__name__)
 
@@ -77,26 +76,20 @@ class ProportionalJitter(Jitter):
         return duration * (1.0 + random.random() / 4)
 
 
-def placeholder_ts(record: Record) -> str | None:
-    """The ts of the record's visible reply (placeholder, or first final part) from reply_ref "channel:ts"."""
-    _, _, ts = (record.reply_ref or "").partition(":")
-    return ts or None
-
-
 class Outbox:
-    """Posts, edits and deletes for records, with their delivery state written to the store."""
+    """Posts, edits and deletes for records, with their delivery state written to the ledger."""
 
     def __init__(
         self,
         client: AsyncWebClient,
-        store: ConversationStore,
+        ledger: DeliveryLedger,
         *,
         budget: UpdateBudget,
         options: OutboxOptions | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
-        self.store = store
+        self.ledger = ledger
         self.budget = budget
         self.options = options or OutboxOptions()
         self.pacer = ChannelPacer(rate=self.options.post_rate, burst=self.options.post_burst)
@@ -204,43 +197,44 @@ class Outbox:
         return None if pointed is None or pointed.gone else pointed
 
     # ---------- state
-    async def save(self, record: Record, delivery: Delivery, *, reply_ref: str | None = None) -> Record:
-        return await self.store.save_delivery(record.id, delivery, reply_ref=reply_ref)
+    async def save(self, tracked: Tracked, delivery: Delivery) -> Tracked:
+        """Write the record's delivery (reply_ref included) and return the record with it."""
+        return Tracked(tracked.record, await self.ledger.save_delivery(tracked.record.id, delivery))
 
-    async def lease(self, record: Record) -> Record:
+    async def lease(self, tracked: Tracked) -> Tracked:
         """Keep other instances' re-deliverers off this record while this one delivers it."""
-        delivery = record.delivery or Delivery()
-        return await self.save(record, replace(delivery, due=self._clock() + self.options.lease))
+        return await self.save(tracked, replace(tracked.delivery, due=self._clock() + self.options.lease))
 
-    async def _retry_later(self, record: Record, delivery: Delivery, failure: CallFailure) -> Record:
+    async def _retry_later(self, tracked: Tracked, delivery: Delivery, failure: CallFailure) -> Tracked:
         """Leave the record for the re-deliverer after a backoff, or mark it failed for good."""
         error = failure.code
+        record_id = tracked.record.id
         if not failure.transient or delivery.attempts >= self.options.max_attempts:
-            log.error("giving up delivering record %s: %s", record.id, error)
+            log.error("giving up delivering record %s: %s", record_id, error)
             return await self.save(
-                record, replace(delivery, state=DeliveryState.FAILED, error=error, due=0.0)
+                tracked, replace(delivery, state=DeliveryState.FAILED, error=error, due=0.0)
             )
         rounds = max(0, delivery.attempts // max(1, self.options.final_update_tries) - 1)
         wait = min(self.options.redeliver_cap, self._rounds.calculate_sleep_duration(rounds))
         wait = max(wait, failure.retry_after or 0.0)
-        log.warning("delivery of record %s failed (%s); retrying in %.0f s", record.id, error, wait)
-        return await self.save(record, replace(delivery, error=error, due=self._clock() + wait))
+        log.warning("delivery of record %s failed (%s); retrying in %.0f s", record_id, error, wait)
+        return await self.save(tracked, replace(delivery, error=error, due=self._clock() + wait))
 
     # ---------- the final content
     async def deliver(
         self,
-        record: Record,
+        tracked: Tracked,
         messages: list[SlackMessage],
         destination: Destination,
         *,
         first_edit: Callable[[SlackMessage], Awaitable[CallFailure | None]] | None = None,
-    ) -> Record:
-        """Make messages the record's visible reply, from wherever its delivery stands; returns the record
-        with its new delivery state. first_edit (the live editor's final edit, within the budget) is the
-        first try of replacing the placeholder; later tries bypass the budget."""
-        delivery = record.delivery or Delivery()
-        record = await self.lease(record)
-        ts = placeholder_ts(record)
+    ) -> Tracked:
+        """Make messages the record's visible reply, from wherever its delivery stands; returns it with its
+        new delivery. first_edit (the live editor's final edit, within the budget) is the first try of
+        replacing the placeholder; later tries bypass the budget."""
+        tracked = await self.lease(tracked)
+        delivery = tracked.delivery
+        ts = delivery.reply_ts
         if delivery.parts == 0 and ts is not None:
             failure: CallFailure | None
             if first_edit is not None:
@@ -257,28 +251,29 @@ class Outbox:
             delivery = replace(delivery, attempts=delivery.attempts + tries)
             if failure is None:
                 delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=1, error="")
-                record = await self.save(record, delivery)
+                tracked = await self.save(tracked, delivery)
             elif failure.gone:
                 ts = None  # the placeholder is gone: post the final content instead
             else:
                 cleared = await self.clear_placeholder(destination, ts)
                 delivery = replace(delivery, attempts=delivery.attempts + 1)
                 if cleared is not None and delivery.attempts < self.options.repost_after:
-                    return await self._retry_later(record, replace(delivery, error=failure.code), failure)
+                    return await self._retry_later(tracked, replace(delivery, error=failure.code), failure)
                 ts = None
             if ts is None:
-                delivery = replace(delivery, state=DeliveryState.PENDING)
-                record = await self.save(record, delivery, reply_ref="")
+                delivery = replace(delivery, state=DeliveryState.PENDING, reply_ref=None)
+                tracked = await self.save(tracked, delivery)
         for index in range(delivery.parts, len(messages)):
             posted, failure, tries = await self.post(destination, functools.partial(_same, messages[index]))
             delivery = replace(delivery, attempts=delivery.attempts + tries)
             if posted is None:
                 assert failure is not None
-                return await self._retry_later(record, delivery, failure)
+                return await self._retry_later(tracked, delivery, failure)
             delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=index + 1, error="")
-            first_ref = destination.ref(posted) if index == 0 else None
-            record = await self.save(record, delivery, reply_ref=first_ref)
-        return await self.save(record, replace(delivery, state=DeliveryState.DELIVERED, error="", due=0.0))
+            if index == 0:
+                delivery = replace(delivery, reply_ref=destination.ref(posted))
+            tracked = await self.save(tracked, delivery)
+        return await self.save(tracked, replace(delivery, state=DeliveryState.DELIVERED, error="", due=0.0))
 
 
 def _same(message: SlackMessage) -> SlackMessage:

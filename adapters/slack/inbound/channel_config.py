@@ -3,9 +3,12 @@ prompts the assistant pane suggests there."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, field_validator
+
+from core.models import RETRIEVAL_MODES, SEARCH_MODES, ConversationScope
 
 
 class SuggestedPrompt(BaseModel):
@@ -36,3 +39,17 @@ class ChannelConfig(BaseModel):
         if isinstance(value, list):
             return [{"title": item, "message": item} if isinstance(item, str) else item for item in value]
         return value
+
+
+async def channel_scope(
+    config: ChannelConfig, all_datasets: Callable[[], Awaitable[Sequence[str]]] | None
+) -> ConversationScope:
+    """What a channel searches: its own datasets, or every dataset when it names none, and the modes it
+    names (an unknown mode is the configured default)."""
+    if config.datasets is not None:
+        datasets = tuple(config.datasets)
+    else:
+        datasets = tuple(await all_datasets()) if all_datasets is not None else ()
+    search = config.search_mode if config.search_mode in SEARCH_MODES else None
+    retrieval = config.retrieval_mode if config.retrieval_mode in RETRIEVAL_MODES else None
+    return ConversationScope(datasets, search_mode=search, retrieval_mode=retrieval)

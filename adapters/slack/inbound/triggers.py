@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from adapters.slack.inbound.plain_text import mentions_user, to_plain_text
+from adapters.slack.inbound.plain_text import mentioned_user_ids, to_plain_text
 from core.models import ConversationKey
 
 # Subtypes that are still a person writing a message; edits, deletions, joins and the rest are ignored.
@@ -44,6 +44,8 @@ class IncomingMessage:
     raw_text: str
     is_dm: bool
     mentions_bot: bool
+    text: str = ""  # the plain text, the bot's mention removed and others' mentions as "@U123" (see names)
+    mentioned: tuple[str, ...] = ()  # the other users it mentions (their names replace "@U123" in text)
 
     @property
     def key(self) -> ConversationKey:
@@ -76,24 +78,30 @@ def parse_message_event(
     channel, ts = str(event.get("channel") or ""), str(event.get("ts") or "")
     if not channel or not ts:
         return None
-    text = str(event.get("text") or "")
+    raw = str(event.get("text") or "")
     channel_type = str(event.get("channel_type") or "")
+    mentioned = mentioned_user_ids(raw)
+    others = tuple(user_id for user_id in mentioned if user_id != bot_user_id)
     return IncomingMessage(
         team_id=str(event.get("team") or team_id),
         channel_id=channel,
         user_id=user,
         ts=ts,
         thread_ts=str(event.get("thread_ts") or ts),
-        raw_text=text,
+        raw_text=raw,
         is_dm=channel_type == "im" or (not channel_type and channel.startswith("D")),
-        mentions_bot=event.get("type") == "app_mention" or mentions_user(text, bot_user_id),
+        mentions_bot=event.get("type") == "app_mention" or (bool(bot_user_id) and bot_user_id in mentioned),
+        # made plain once; names are looked up only for questions (adapters.slack.inbound.user_names)
+        text=to_plain_text(raw, bot_user_id=bot_user_id, user_names={user_id: user_id for user_id in others}),
+        mentioned=others,
     )
 
 
-def thread_command(text: str, *, bot_user_id: str) -> Literal["compact", "trace"] | None:
-    """ "@bot compact" / "@bot trace" (and their Chinese forms) typed as the whole message."""
-    words = to_plain_text(text, bot_user_id=bot_user_id).strip().lower().rstrip("。.!！")
-    return COMMAND_WORDS.get(words)
+def thread_command(message: IncomingMessage) -> Literal["compact", "trace"] | None:
+    """ "@bot compact" / "@bot trace" (and their Chinese forms) as the whole message, to the bot directly."""
+    if not (message.mentions_bot or message.is_dm):
+        return None
+    return COMMAND_WORDS.get(message.text.strip().lower().rstrip("。.!！"))
 
 
 def should_answer(message: IncomingMessage, *, thread_engaged: bool, mention_only: bool) -> bool:
@@ -101,3 +109,14 @@ def should_answer(message: IncomingMessage, *, thread_engaged: bool, mention_onl
     if message.mentions_bot or message.is_dm:
         return True
     return message.in_thread and thread_engaged and not mention_only
+
+
+async def addressed(
+    message: IncomingMessage, *, mention_only: bool, engaged: Callable[[ConversationKey], Awaitable[bool]]
+) -> bool:
+    """should_answer, asking whether the thread is engaged only when that decides it (a store read)."""
+    if message.mentions_bot or message.is_dm:
+        return True
+    if not message.in_thread or mention_only:
+        return False
+    return should_answer(message, thread_engaged=await engaged(message.key), mention_only=mention_only)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.slack_errors import error_code
-from adapters.slack.inbound.plain_text import mentioned_user_ids, to_plain_text
+from adapters.slack.inbound.triggers import IncomingMessage
 
 log = logging.getLogger(__name__)
 
 MAX_CACHED = 5000
+_SPACES = re.compile(r"[ \t]+")
 
 
 class UserNames:
@@ -39,8 +41,12 @@ class UserNames:
         self._names[user_id] = name
         return name
 
-    async def plain_text(self, text: str, *, bot_user_id: str) -> str:
-        """The message as plain text, other users' mentions resolved to @name."""
-        others = [user for user in mentioned_user_ids(text) if user != bot_user_id]
-        names = {user: await self.name(user) for user in others}
-        return to_plain_text(text, bot_user_id=bot_user_id, user_names={k: v for k, v in names.items() if v})
+    async def resolve(self, message: IncomingMessage) -> str:
+        """The message's plain text with other users' "@U123" mentions as "@name" (left out when unknown)."""
+        if not message.mentioned:
+            return message.text
+        text = message.text
+        for user_id in message.mentioned:
+            name = await self.name(user_id)
+            text = text.replace(f"@{user_id}", f"@{name.lstrip('@')}" if name else "")
+        return "\n".join(_SPACES.sub(" ", line).strip() for line in text.splitlines()).strip()

@@ -14,13 +14,14 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 
+from adapters.slack.delivery.ledger import DeliveryState, Tracked
 from adapters.slack.delivery.outbox import Destination, Outbox
 from adapters.slack.delivery.slack_errors import CallFailure
 from adapters.slack.rendering.blocks import SlackMessage
 from adapters.slack.rendering.progress_line import ProgressView, placeholder_message
 from adapters.slack.reply.message_editor import MessageEditor
 from core.events import Progress, Queued
-from core.models import Delivery, DeliveryState, Record
+from core.models import Record
 
 Render = SlackMessage | Callable[[], SlackMessage]
 
@@ -31,7 +32,7 @@ class LiveReply:
     def __init__(
         self,
         outbox: Outbox,
-        record: Record,
+        tracked: Tracked,
         destination: Destination,
         *,
         min_edit_interval: float,
@@ -39,7 +40,7 @@ class LiveReply:
         view: ProgressView | None = None,
     ) -> None:
         self.outbox = outbox
-        self.record = record
+        self.tracked = tracked
         self.destination = destination
         self.min_edit_interval = min_edit_interval
         self.view = view or ProgressView(lang=destination.lang)
@@ -72,7 +73,9 @@ class LiveReply:
         """Queue the placeholder post in its channel (returns at once)."""
         self._latest = placeholder
         if self.editor is None and self._opening is None:
-            self._opening = asyncio.create_task(self._post_first(), name=f"placeholder {self.record.id}")
+            self._opening = asyncio.create_task(
+                self._post_first(), name=f"placeholder {self.tracked.record.id}"
+            )
 
     def _render_first(self) -> SlackMessage:
         if self._final is not None:
@@ -85,15 +88,20 @@ class LiveReply:
 
     async def _post_first(self) -> None:
         ts, failure, tries = await self.outbox.post(self.destination, self._render_first)
-        delivery = self.record.delivery or Delivery()
-        delivery = replace(delivery, attempts=delivery.attempts + tries)
+        delivery = replace(self.tracked.delivery, attempts=self.tracked.delivery.attempts + tries)
         if ts is None:
             error = failure.code if failure else "unknown"
-            self.record = await self.outbox.save(self.record, replace(delivery, error=error))
+            self.tracked = await self.outbox.save(self.tracked, replace(delivery, error=error))
             return
         parts = 1 if self._first_is_final else 0
-        delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=parts, error="")
-        self.record = await self.outbox.save(self.record, delivery, reply_ref=self.destination.ref(ts))
+        delivery = replace(
+            delivery,
+            state=DeliveryState.PLACEHOLDER,
+            parts=parts,
+            error="",
+            reply_ref=self.destination.ref(ts),
+        )
+        self.tracked = await self.outbox.save(self.tracked, delivery)
         if not self._first_is_final:
             self._start_editing(ts)
             if self.editor is not None and self._latest is not self._sent and self._latest is not None:
@@ -114,12 +122,12 @@ class LiveReply:
         if self.editor is not None:
             self.editor.show(message)
 
-    async def finish(self, record: Record, messages: list[SlackMessage]) -> Record:
+    async def finish(self, record: Record, messages: list[SlackMessage]) -> Tracked:
         """Deliver the final messages (the record as the pipeline finished it); returns it with its delivery."""
         self._final = messages
         if self._opening is not None:
             await self._opening
-        current = replace(record, delivery=self.record.delivery, reply_ref=self.record.reply_ref)
+        current = Tracked(record, self.tracked.delivery)
         first_edit = None
         if self.editor is not None:
             editor = self.editor
@@ -128,12 +136,12 @@ class LiveReply:
                 return await editor.finish(message)
 
         try:
-            self.record = await self.outbox.deliver(
+            self.tracked = await self.outbox.deliver(
                 current, messages, self.destination, first_edit=first_edit
             )
         finally:
             await self.close()
-        return self.record
+        return self.tracked
 
     async def close(self) -> None:
         """Stop editing and abandon a placeholder post still queued (shutdown, a crash of the handler)."""

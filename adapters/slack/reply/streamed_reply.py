@@ -30,6 +30,7 @@ from typing import Any
 from slack_sdk.models.messages.chunk import Chunk
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 
+from adapters.slack.delivery.ledger import DeliveryState, Tracked
 from adapters.slack.delivery.outbox import Destination, Outbox
 from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure, failure_of
 from adapters.slack.delivery.update_budget import UpdateBudget
@@ -47,7 +48,7 @@ from adapters.slack.rendering.task_timeline import TaskTimeline
 from adapters.slack.reply.edited_reply import LiveReply
 from adapters.slack.reply.streaming_support import StreamingSupport
 from core.events import AnswerDelta, ContextLoading, Progress, Queued
-from core.models import Delivery, DeliveryState, Record, RecordStatus
+from core.models import Record, RecordStatus
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class NativeReply:
     def __init__(
         self,
         outbox: Outbox,
-        record: Record,
+        tracked: Tracked,
         destination: Destination,
         *,
         recipient: tuple[str, str],
@@ -79,7 +80,7 @@ class NativeReply:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.outbox = outbox
-        self.record = record
+        self.tracked = tracked
         self.destination = destination
         self.team_id, self.user_id = recipient
         self.support = support
@@ -113,7 +114,7 @@ class NativeReply:
         first: Progress = Queued(position=queued_behind) if queued_behind else ContextLoading()
         self.view.apply(first)
         self.timeline.apply(first)
-        self._opening = asyncio.create_task(self._start(), name=f"stream {self.record.id}")
+        self._opening = asyncio.create_task(self._start(), name=f"stream {self.tracked.record.id}")
 
     async def _start(self) -> None:
         destination = self.destination
@@ -136,8 +137,7 @@ class NativeReply:
                 failure = None
             except CALL_ERRORS as exc:
                 failure = failure_of(exc)
-        delivery = self.record.delivery or Delivery()
-        delivery = replace(delivery, attempts=delivery.attempts + 1)
+        delivery = replace(self.tracked.delivery, attempts=self.tracked.delivery.attempts + 1)
         if failure is not None or not streamer.ts:
             code = failure.code if failure else "no_ts"
             if failure is not None:
@@ -149,35 +149,41 @@ class NativeReply:
                 code,
                 "" if refused else " (not a refusal; streaming stays on)",
             )
-            self.record = await self.outbox.save(self.record, replace(delivery, error=code))
+            self.tracked = await self.outbox.save(self.tracked, replace(delivery, error=code))
             self._pending = ""  # the edit path renders from the view, which has everything
             self._fall_back()
             return
         self.streamer = streamer
         self._streamed += len(text)
         self._last_call = self._clock()
-        delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=0, error="")
-        self.record = await self.outbox.save(self.record, delivery, reply_ref=destination.ref(streamer.ts))
-        self._flusher = asyncio.create_task(self._flush_loop(), name=f"stream flush {self.record.id}")
+        delivery = replace(
+            delivery,
+            state=DeliveryState.PLACEHOLDER,
+            parts=0,
+            error="",
+            reply_ref=destination.ref(streamer.ts),
+        )
+        self.tracked = await self.outbox.save(self.tracked, delivery)
+        self._flusher = asyncio.create_task(self._flush_loop(), name=f"stream flush {self.tracked.record.id}")
         self._wake.set()
 
     async def _post_final_in_turn(self, message: SlackMessage) -> None:
         """Post the final content's first message in the turn already held (finish() does the rest)."""
         ts, failure, tries = await self.outbox.post_in_turn(self.destination, lambda: message)
-        delivery = self.record.delivery or Delivery()
-        delivery = replace(delivery, attempts=delivery.attempts + tries)
+        delivery = replace(self.tracked.delivery, attempts=self.tracked.delivery.attempts + tries)
         if ts is None:
-            self.record = await self.outbox.save(
-                self.record, replace(delivery, error=failure.code if failure else "?")
-            )
+            error = failure.code if failure else "?"
+            self.tracked = await self.outbox.save(self.tracked, replace(delivery, error=error))
             return
-        delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=1, error="")
-        self.record = await self.outbox.save(self.record, delivery, reply_ref=self.destination.ref(ts))
+        delivery = replace(
+            delivery, state=DeliveryState.PLACEHOLDER, parts=1, error="", reply_ref=self.destination.ref(ts)
+        )
+        self.tracked = await self.outbox.save(self.tracked, delivery)
 
     def _fall_back(self) -> None:
         """Hand this answer to the edit-in-place path, showing everything seen so far."""
         fallback = self._make_fallback(self.view)
-        fallback.record = self.record
+        fallback.tracked = self.tracked
         self.fallback = fallback
         if self._final is None:
             fallback.open(self.view.message)
@@ -255,26 +261,25 @@ class NativeReply:
             or not failure.transient
             or self._failures >= MAX_APPEND_FAILURES
         ):
-            log.info("the stream of record %s ended early (%s)", self.record.id, failure.code)
+            log.info("the stream of record %s ended early (%s)", self.tracked.record.id, failure.code)
             self.dead = True
 
     # ---------- the end
-    async def finish(self, record: Record, messages: list[SlackMessage]) -> Record:
+    async def finish(self, record: Record, messages: list[SlackMessage]) -> Tracked:
         """Make the final messages the record's visible reply; returns the record with its delivery."""
         self._final = messages
         try:
             if self._opening is not None:
                 await self._opening
             if self.fallback is not None:
-                self.record = await self.fallback.finish(record, messages)
-                return self.record
+                self.tracked = await self.fallback.finish(record, messages)
+                return self.tracked
             await self._stop_flushing()
-            current = replace(record, delivery=self.record.delivery, reply_ref=self.record.reply_ref)
-            if self.streamer is not None and await self._finish_in_stream(current):
-                return self.record
-            current = replace(record, delivery=self.record.delivery, reply_ref=self.record.reply_ref)
-            self.record = await self.outbox.deliver(current, messages, self.destination)
-            return self.record
+            if self.streamer is not None and await self._finish_in_stream(record):
+                return self.tracked
+            current = Tracked(record, self.tracked.delivery)
+            self.tracked = await self.outbox.deliver(current, messages, self.destination)
+            return self.tracked
         finally:
             await self.close()
 
@@ -301,14 +306,14 @@ class NativeReply:
         self.timeline.end(failed=record.status != RecordStatus.ANSWERED)
         tries = self.outbox.options.final_update_tries if carries else 1
         failure, attempts = await self._stop(rest, list(self.timeline.changes()), blocks, tries=tries)
-        delivery = self.record.delivery or Delivery()
-        delivery = replace(delivery, attempts=delivery.attempts + attempts)
+        delivery = replace(self.tracked.delivery, attempts=self.tracked.delivery.attempts + attempts)
+        current = Tracked(record, delivery)
         if carries and failure is None:
-            self.record = await self.outbox.save(
-                self.record, replace(delivery, state=DeliveryState.DELIVERED, parts=1, error="", due=0.0)
+            self.tracked = await self.outbox.save(
+                current, replace(delivery, state=DeliveryState.DELIVERED, parts=1, error="", due=0.0)
             )
             return True
-        self.record = await self.outbox.save(self.record, delivery)
+        self.tracked = await self.outbox.save(current, delivery)
         return False
 
     async def _stop(
@@ -329,7 +334,10 @@ class NativeReply:
             self.outbox.failures.append(failure)
             text = ""  # the streamer kept it in its buffer
             log.info(
-                "chat.stopStream of record %s failed (%s), try %s", self.record.id, failure.code, attempt
+                "chat.stopStream of record %s failed (%s), try %s",
+                self.tracked.record.id,
+                failure.code,
+                attempt,
             )
             if failure.code in DEAD_STREAM_CODES or not failure.transient or attempt == tries:
                 return failure, attempt

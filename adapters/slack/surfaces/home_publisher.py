@@ -11,11 +11,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.delivery.slack_errors import CALL_ERRORS
 from adapters.slack.inbound.channel_config import ChannelConfig
 from adapters.slack.inbound.intake import asker
+from adapters.slack.pipeline_port import SlackReads
 from adapters.slack.rendering.final_messages import record_lang
 from adapters.slack.surfaces.catalogue import Catalogue
 from adapters.slack.surfaces.home_view import RECENT_SHOWN, RecentQuestion, home_view
 from core.models import Record
-from core.ports import ConversationStore
 
 log = logging.getLogger(__name__)
 
@@ -26,14 +26,14 @@ class HomeTab:
     def __init__(
         self,
         client: AsyncWebClient,
-        store: ConversationStore,
+        reads: SlackReads,
         *,
         catalogue: Catalogue,
         scopes: Mapping[str, ChannelConfig],
         channel_config: Callable[[str], ChannelConfig],
     ) -> None:
         self.client = client
-        self.store = store
+        self.reads = reads
         self.catalogue = catalogue
         self.scopes = scopes
         self.channel_config = channel_config
@@ -52,7 +52,7 @@ class HomeTab:
 
     async def publish(self, *, team_id: str, user_id: str) -> None:
         """views.publish the tab for this person (a refusal is logged: the tab keeps its last version)."""
-        records = await self.store.recent_questions(asker(team_id, user_id), limit=RECENT_SHOWN)
+        records = await self.reads.recent_questions(asker(team_id, user_id), limit=RECENT_SHOWN)
         links = await asyncio.gather(*(self._permalink(record) for record in records))
         scopes = {channel: self.channel_config(channel) for channel in self.scopes if channel != "default"}
         view = home_view(

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
-from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.delivery.ledger import DeliveryLedger
 from adapters.slack.delivery.slack_errors import error_code
 from adapters.slack.inbound.threads import conversation_id, latest_answer, thread_records
-from adapters.slack.pipeline_port import AnswerPipeline
+from adapters.slack.pipeline_port import AnswerPipeline, SlackReads
 from adapters.slack.rendering.blocks import SlackMessage, actions, button, context, section
 from adapters.slack.rendering.final_messages import SHOW_TRACE, record_lang
 from adapters.slack.rendering.mrkdwn import escape
 from adapters.slack.rendering.texts import t
 from adapters.slack.surfaces.trace_modal import trace_modal
 from core.answering.trace_summary import trace_summary
+from core.commands import GiveFeedback
 from core.errors import KbError
 from core.models import CompactionReport, ConversationKey, Record, RecordStatus
 
@@ -37,19 +37,23 @@ def compaction_text(report: CompactionReport, lang: str) -> str:
 class ThreadActions:
     """Compaction, traces and feedback for a thread, replying privately to the person who asked."""
 
-    def __init__(self, client: AsyncWebClient, pipeline: AnswerPipeline) -> None:
+    def __init__(
+        self, client: AsyncWebClient, pipeline: AnswerPipeline, reads: SlackReads, ledger: DeliveryLedger
+    ) -> None:
         self.client = client
         self.pipeline = pipeline
+        self.reads = reads
+        self.ledger = ledger
 
     async def thread_lang(self, key: ConversationKey, fallback: str) -> str:
         """The language of the thread's latest record, else the fallback."""
-        records = await thread_records(self.pipeline.store, key)
+        records = await thread_records(self.reads, key)
         return record_lang(records[-1]) if records else fallback
 
     async def compact(self, key: ConversationKey, lang: str) -> str:
         """Run manual compaction of the thread's context; the result as a sentence."""
-        found = await conversation_id(self.pipeline.store, key)
-        if found is None or not await thread_records(self.pipeline.store, key):
+        found = await conversation_id(self.reads, key)
+        if found is None or not await thread_records(self.reads, key):
             return t("no_history", lang)
         try:
             return compaction_text(await self.pipeline.compact(found), lang)
@@ -60,10 +64,45 @@ class ThreadActions:
         """The answer posted as message_ts in the thread if it is one of ours, else the latest answer."""
         if message_ts:
             ref = f"{key.channel_id}:{message_ts}"
-            for record in reversed(await thread_records(self.pipeline.store, key)):
-                if record.reply_ref == ref and record.status == RecordStatus.ANSWERED:
+            for record in reversed(await thread_records(self.reads, key)):
+                if record.status != RecordStatus.ANSWERED:
+                    continue
+                delivery = await self.ledger.read_delivery(record.id)
+                if delivery is not None and delivery.reply_ref == ref:
                     return record
-        return await latest_answer(self.pipeline.store, key)
+        return await latest_answer(self.reads, key)
+
+    async def run(
+        self,
+        key: ConversationKey,
+        command: str,
+        *,
+        user: str,
+        lang: str,
+        trigger_id: str | None = None,
+        message_ts: str | None = None,
+        response_url: str | None = None,
+    ) -> None:
+        """Compact the thread or show its trace, replying privately to the person who asked."""
+        lang = await self.thread_lang(key, lang)
+
+        async def tell(message: SlackMessage) -> None:
+            await self.tell(
+                channel=key.channel_id,
+                user=user,
+                thread_ts=key.thread_ts,
+                message=message,
+                response_url=response_url,
+            )
+
+        if command == "compact":
+            await tell(plain(await self.compact(key, lang)))
+            return
+        record = await self.record_for(key, message_ts=message_ts)
+        if record is None:
+            await tell(plain(t("no_answer_here", lang)))
+        elif not (trigger_id and await self.open_trace(trigger_id, record)):
+            await tell(self.trace_card(record))
 
     async def open_trace(self, trigger_id: str, record: Record, *, page: int = 0) -> bool:
         """Open the trace modal; False when Slack refused (e.g. the trigger expired)."""
@@ -77,7 +116,7 @@ class ThreadActions:
     async def turn_page(self, *, view_id: str, view_hash: str | None, value: str) -> None:
         """Show another page of an open trace modal (button value "record_id:page")."""
         record_id, _, page = value.partition(":")
-        record = await self.pipeline.store.get_record(int(record_id))
+        record = await self.reads.get_record(int(record_id))
         if record is None:
             return
         with contextlib.suppress(SlackApiError):
@@ -98,14 +137,8 @@ class ThreadActions:
         )
 
     async def record_feedback(self, record_id: int, *, user_id: str, value: str) -> Record | None:
-        """Store a user's 👍/👎 on the record (details["feedback"][user] = {"value", "at"})."""
-        record = await self.pipeline.store.get_record(record_id)
-        if record is None:
-            return None
-        feedback: dict[str, Any] = dict(record.details.get("feedback") or {})
-        feedback[user_id] = {"value": value, "at": time.time()}
-        await self.pipeline.store.update_details(record_id, {"feedback": feedback})
-        return record
+        """Hand a user's 👍/👎 to the pipeline (kept as details["feedback"][user] = {"value", "at"})."""
+        return await self.pipeline.feedback(GiveFeedback(record_id, user_id, value))
 
     async def tell(
         self,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
@@ -17,7 +16,6 @@ from bot.cli.conversation.render import (
 )
 from bot.cli.conversation.selection import (
     Conversation,
-    begin_question,
     choose_conversation,
     existing_conversation,
     question_scope,
@@ -25,9 +23,10 @@ from bot.cli.conversation.selection import (
 from bot.cli.outcome import current_state
 from bot.compose import Services, build_services, engine_notice
 from bot.settings import Settings
+from core.commands import Ask, AskAgain
 from core.errors import InvalidInput, KbError, NotFound
-from core.events import Done, Failed
-from core.models import ConversationKey, ConversationScope, Question, Record, RecordStatus
+from core.events import Accepted, Done, Failed
+from core.models import ConversationKey, ConversationScope, Record
 from core.text import detect_language
 from core.validation import validate_question
 
@@ -111,53 +110,32 @@ async def scope_for(
     )
 
 
-async def interrupted_record(
-    services: Services, conversation_id: str, text: str, again: int | None
-) -> int | None:
-    """After Ctrl-C: the record the pipeline marked interrupted (one still pending is marked here)."""
-    if again is not None:
-        return again
-    records = await services.store.list_records(conversation_id, limit=1)
-    if not records or records[-1].question != text:
-        return None
-    record = records[-1]
-    if record.status == RecordStatus.PENDING:
-        reason = "interrupted: Ctrl-C"
-        await services.store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason=reason)
-    return record.id
-
-
 async def ask_once(
     services: Services,
-    conversation_id: str,
+    conversation: ConversationKey,
     text: str,
     scope: ConversationScope,
     *,
     again: int | None = None,
     printer: ProgressPrinter | None = None,
 ) -> Record | Failed:
-    """Run one question through the pipeline, printing progress; on Ctrl-C note the record and re-raise."""
+    """Run one question through the pipeline, printing progress. On Ctrl-C the pipeline marks the record
+    interrupted; its id is noted for the one-line message, and the interruption goes on up."""
     printer = printer or ProgressPrinter(lang=detect_language(text), stream_answer=False)
-    question = Question(
-        conversation=ConversationKey.from_id(conversation_id),
-        text=text,
-        datasets=scope.datasets,
-        retrieval_mode=scope.retrieval_mode,
-        search_mode=scope.search_mode,
-        re_chat_record_id=again,
+    command = (
+        Ask(conversation=conversation, text=text, scope=scope)
+        if again is None
+        else AskAgain(conversation=conversation, record_id=again, scope=scope)
     )
-    try:
-        async for event in services.pipeline.ask(question):
-            printer.show(event)
-            if isinstance(event, Done):
-                return event.record
-            if isinstance(event, Failed):
-                return event
-    except asyncio.CancelledError:
-        current_state().record_id = await asyncio.shield(
-            interrupted_record(services, conversation_id, text, again)
-        )
-        raise
+    current_state().record_id = again
+    async for event in services.pipeline.ask(command):
+        printer.show(event)
+        if isinstance(event, Accepted):
+            current_state().record_id = event.record.id
+        elif isinstance(event, Done):
+            return event.record
+        elif isinstance(event, Failed):
+            return event
     raise RuntimeError("no final event")  # pragma: no cover
 
 
@@ -201,8 +179,8 @@ async def run_ask(args: argparse.Namespace, settings: Settings) -> int:
         notice = engine_notice(settings)
         if notice:
             print(notice, file=sys.stderr)
-        conversation_id = await begin_question(services.store, conversation, scope)
-        result = await ask_once(services, conversation_id, text, scope, again=args.again)
+        conversation_id = conversation.id
+        result = await ask_once(services, conversation.key, text, scope, again=args.again)
         if conversation.is_new:
             print(
                 f"(conversation {conversation_id} — continue with: kb ask --conversation {conversation_id} …)",
@@ -219,6 +197,7 @@ async def run_history(args: argparse.Namespace, settings: Settings) -> int:
     async with build_services(settings) as services:
         conversation = await existing_conversation(services.store, args.conversation)
         records = await services.store.list_records(conversation.id)
+        deliveries = {record.id: await services.ledger.read_delivery(record.id) for record in records}
         print(f"conversation {conversation.id}")
         scope = conversation.stored_scope
         if scope is not None:
@@ -231,7 +210,7 @@ async def run_history(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"    rewritten: {record.rewritten}")
             if record.answer:
                 print(f"    A: {record.answer}")
-            delivered = delivery_text(record)
+            delivered = delivery_text(deliveries[record.id])
             if delivered:
                 print(f"    delivery: {delivered}")
         return 0
@@ -246,7 +225,7 @@ async def run_trace(args: argparse.Namespace, settings: Settings) -> int:
         if args.json:
             print(json.dumps(record.details.get("trace", {}), ensure_ascii=False, indent=2))
         else:
-            print(format_trace(record))
+            print(format_trace(record, await services.ledger.read_delivery(record.id)))
         return 0
 
 

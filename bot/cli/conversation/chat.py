@@ -19,7 +19,7 @@ from typing import Any
 
 from bot.cli.conversation.ask import ask_once, checked_question, conversation_options, scope_for
 from bot.cli.conversation.render import ProgressPrinter, format_answer, format_trace
-from bot.cli.conversation.selection import Conversation, begin_question, choose_conversation, new_conversation
+from bot.cli.conversation.selection import Conversation, choose_conversation, new_conversation
 from bot.cli.outcome import EXIT_INTERRUPTED, current_state, error_line, interrupted_line
 from bot.compose import Services, build_services, engine_notice, resolve_datasets
 from bot.settings import Settings
@@ -173,11 +173,10 @@ class ChatSession:
         question = checked_question(text, max_tokens=self.settings.context.question_max_tokens)
         conversation = self._conversation()
         scope = await scope_for(services, conversation, self.args)
-        conversation_id = await begin_question(services.store, conversation, scope)
-        if conversation.stored_scope is None:
+        if conversation.stored_scope is None:  # the pipeline stores it with this first question
             self.conversation = Conversation(conversation.key, scope, is_new=False)
         printer = ProgressPrinter(lang=detect_language(question), stream_answer=False)
-        result = await ask_once(services, conversation_id, question, scope, printer=printer)
+        result = await ask_once(services, conversation.key, question, scope, printer=printer)
         return result if isinstance(result, Record) else None
 
 

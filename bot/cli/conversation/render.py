@@ -8,12 +8,13 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from adapters.slack.delivery.ledger import Delivery, DeliveryState
 from core.answering.answer import contiguous_citations, render_sources
 from core.answering.progress_text import progress_text
 from core.answering.trace_summary import trace_summary
 from core.answering.trace_view import render_trace_text
 from core.events import AnswerDelta, Done, Failed, Notice, Progress
-from core.models import DeliveryState, Record
+from core.models import Record
 from core.trace import record_trace
 
 
@@ -33,8 +34,8 @@ def format_answer(record: Record) -> str:
     return "\n\n".join(parts)
 
 
-def record_json(record: Record) -> str:
-    """The whole record as JSON."""
+def record_json(record: Record, delivery: Delivery | None = None) -> str:
+    """The whole record as JSON, with its chat delivery (null for a record answered in the terminal)."""
     data: dict[str, Any] = {
         "id": record.id,
         "conversation_id": record.conversation_id,
@@ -43,7 +44,7 @@ def record_json(record: Record) -> str:
         "answer": record.answer,
         "status": str(record.status),
         "details": record.details,
-        "delivery": None if record.delivery is None else record.delivery.to_dict(),
+        "delivery": None if delivery is None else delivery_json(delivery),
         "created_at": record.created_at,
         "updated_at": record.updated_at,
     }
@@ -85,9 +86,19 @@ def context_text(context: Mapping[str, Any], lang: str) -> str:
     return "context: " + " · ".join(parts)
 
 
-def delivery_text(record: Record) -> str | None:
+def delivery_json(delivery: Delivery) -> dict[str, Any]:
+    """A delivery as --json shows it."""
+    return {
+        "state": delivery.state.value,
+        "attempts": delivery.attempts,
+        "error": delivery.error,
+        "due": delivery.due,
+        "parts": delivery.parts,
+    }
+
+
+def delivery_text(delivery: Delivery | None) -> str | None:
     """Where a chat record's reply stands: "delivered (3 attempts)", "failed after 30 attempts: not_in_channel"."""
-    delivery = record.delivery
     if delivery is None:
         return None
     attempts = f"{delivery.attempts} attempt{'s' if delivery.attempts != 1 else ''}"
@@ -101,7 +112,7 @@ def delivery_text(record: Record) -> str | None:
     return text + ")"
 
 
-def format_trace(record: Record) -> str:
+def format_trace(record: Record, delivery: Delivery | None = None) -> str:
     """Everything `kb trace` and chat's /trace show for a record, readable (--json has the raw trace)."""
     lang = record_lang(record)
     lines = [f"record {record.id} [{record.status}] · {one_line(record.question)}"]
@@ -119,7 +130,7 @@ def format_trace(record: Record) -> str:
         lines.append(f"[{item['n']}] {item['document']}{heading} ({item.get('paragraph_id', '')})")
     if record.details.get("failure"):
         lines.append(f"failure: {record.details['failure']}")
-    delivered = delivery_text(record)
+    delivered = delivery_text(delivery)
     if delivered:
         lines.append(f"delivery: {delivered}")
     return "\n".join(lines)

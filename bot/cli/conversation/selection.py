@@ -3,7 +3,7 @@
 Every command that takes a conversation resolves it with core.conversation.references (the full id
 printed by `kb ask`, `kb chat` and `kb demo`, or a short form); an unknown one is an error. A new
 conversation is started without a reference, or by name with --name. A conversation's scope (datasets,
-search and retrieval modes) is stored at its first question; later questions default to it, flags win
+search and retrieval modes) is stored by the pipeline with its first question; later questions default to it, flags win
 for the question they are given with. Every dataset is checked before anything is stored.
 """
 
@@ -123,13 +123,3 @@ async def question_scope(
         search_mode=search_mode or stored.search_mode,
         retrieval_mode=retrieval_mode or stored.retrieval_mode,
     )
-
-
-async def begin_question(
-    store: ConversationStore, conversation: Conversation, scope: ConversationScope
-) -> str:
-    """Store the conversation (when new) and its scope (when it has none yet); returns its id."""
-    conversation_id = await store.ensure_conversation(conversation.key)
-    if conversation.stored_scope is None:
-        await store.save_scope(conversation_id, scope)
-    return conversation_id

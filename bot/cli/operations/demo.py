@@ -8,13 +8,14 @@ import time
 from typing import Any
 
 from bot.cli.conversation.render import ProgressPrinter, format_answer
-from bot.cli.conversation.selection import begin_question, new_conversation
+from bot.cli.conversation.selection import new_conversation
 from bot.compose import build_services, engine_notice
 from bot.sample_data import ensure_sample_dataset
 from bot.sample_kb import DEMO_QUESTIONS, SAMPLE_DATASET
 from bot.settings import Settings
+from core.commands import Ask
 from core.events import Done, Failed
-from core.models import ConversationScope, Question
+from core.models import ConversationScope
 from core.text import detect_language
 
 DEMO_OVERRIDES: dict[str, dict[str, Any]] = {
@@ -54,15 +55,13 @@ async def run_demo(args: argparse.Namespace, settings: Settings) -> int:
             print(notice, file=sys.stderr)
         conversation = new_conversation(source="demo")
         key = conversation.key
-        conversation_id = await begin_question(
-            services.store, conversation, ConversationScope(datasets=(SAMPLE_DATASET,))
-        )
+        conversation_id = conversation.id
+        scope = ConversationScope(datasets=(SAMPLE_DATASET,))
         failures = 0
         for turn, text in enumerate(DEMO_QUESTIONS, start=1):
             print(f"━━ turn {turn} ━━ {text}", file=out, flush=True)
             printer = ProgressPrinter(lang=detect_language(text), stream_answer=False, err=out, out=out)
-            question = Question(conversation=key, text=text, datasets=(SAMPLE_DATASET,))
-            async for event in services.pipeline.ask(question):
+            async for event in services.pipeline.ask(Ask(conversation=key, text=text, scope=scope)):
                 printer.show(event)
                 if isinstance(event, Done):
                     record = event.record

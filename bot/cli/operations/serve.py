@@ -16,10 +16,12 @@ from aiohttp import web
 from slack_sdk.errors import SlackApiError
 
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
+from adapters.slack.delivery.ledger import DeliveryLedger
 from adapters.slack.delivery.slack_errors import error_code
-from adapters.slack.pipeline_port import AnswerPipeline
+from adapters.slack.pipeline_port import AnswerPipeline, SlackReads
 from adapters.slack.surfaces.catalogue import KnowledgeCatalogue
 from adapters.slack.web import EVENTS_PATH, build_web_app
+from bot.compose.slack import build_slack_bot
 from bot.settings import Settings
 from core.errors import KbError
 
@@ -71,6 +73,8 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
             return await run_server(
                 services.settings,
                 services.pipeline,
+                reads=services.store,
+                ledger=services.ledger,
                 port=args.port,
                 host=args.host,
                 options=slack_options(services.settings),
@@ -87,7 +91,6 @@ def slack_options(settings: Settings) -> SlackOptions:
     """The Slack bot's knobs that come from settings."""
     return SlackOptions(
         resume_interrupted=settings.slack.resume_interrupted,
-        pending_grace=settings.slack.pending_grace,
         streaming=settings.slack.streaming,
     )
 
@@ -150,6 +153,8 @@ async def run_server(
     settings: Settings,
     pipeline: AnswerPipeline,
     *,
+    reads: SlackReads,
+    ledger: DeliveryLedger,
     port: int = DEFAULT_PORT,
     host: str = "0.0.0.0",
     options: SlackOptions | None = None,
@@ -163,9 +168,11 @@ async def run_server(
     socket_mode = bool(settings.slack.app_token)
     async with aiohttp.ClientSession() as session:
         client = build_web_client(settings.slack.bot_token, base_url=settings.slack.api_url, session=session)
-        bot = SlackBot(
+        bot = build_slack_bot(
             client=client,
             pipeline=pipeline,
+            reads=reads,
+            ledger=ledger,
             channel_config=settings.channel,
             signing_secret=settings.slack.signing_secret,
             socket_mode=socket_mode,

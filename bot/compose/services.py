@@ -1,4 +1,4 @@
-"""The single composition root: builds every adapter from Settings and wires the pipeline."""
+"""The services every front end needs: the store, the knowledge base, the engine and the pipeline, built from Settings."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from typing import Any
 from adapters.embedders.local import LocalEmbedder
 from adapters.extractive import ExtractiveEngine
 from adapters.knowledge.factory import EmbedderRegistry, open_knowledge_base
+from adapters.slack.delivery.ledger import DeliveryLedger
 from adapters.store.backends import open_store
+from adapters.store.delivery_ledger import SqlDeliveryLedger
 from bot.settings import Settings
 from core.answering.llm_engine import LlmEngine
 from core.conversation.compaction import CompactingContextLoader, compact_conversation
@@ -35,7 +37,8 @@ class Services:
     """Everything a front end needs, built once per process."""
 
     settings: Settings
-    store: ConversationStore
+    store: ConversationStore  # core's three roles over one database (front ends only read it)
+    ledger: DeliveryLedger  # the Slack delivery ledger on the same database
     lock: ConversationLock
     kb: Any  # ChromaKnowledgeBase: KnowledgeBase + DocumentIndex + list_datasets()
     engine: Engine
@@ -193,7 +196,7 @@ async def build_services(
             recent_tokens=settings.context.recent_tokens,
         )
         pipeline = Pipeline(
-            store=store,
+            records=store,
             lock=lock,
             context_loader=loader,
             retriever=retriever,
@@ -206,8 +209,9 @@ async def build_services(
                 retrieval_mode=settings.agent.retrieval_mode,
                 answer_fallback=settings.answer.fallback,
             ),
+            orphan_grace=settings.slack.pending_grace,
         )
-        yield Services(settings, store, lock, kb, engine, pipeline, loader)
+        yield Services(settings, store, SqlDeliveryLedger(store.database), lock, kb, engine, pipeline, loader)
 
 
 async def resolve_datasets(
