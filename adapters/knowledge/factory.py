@@ -1,8 +1,14 @@
-"""Builds the Chroma knowledge base from settings: the client (embedded or server) and the embedders.
+"""Builds the Chroma knowledge base from settings: the client (embedded or server), the embedders, the writer locks.
 
-Embedded mode (KB_CHROMA_URL unset) opens ``PersistentClient(KB_HOME/chroma)``: exactly one process may
-own that folder (chroma.md §1: two processes corrupt the HNSW index), so run ingestion and the bot in
-the same process, or start ``chroma run --path ... --port ...`` and set KB_CHROMA_URL for both.
+Embedded mode (KB_CHROMA_URL unset) opens ``PersistentClient(KB_HOME/chroma)`` through an
+EmbeddedChromaAccess: two processes must never work on that folder at the same moment (chroma.md §1),
+so each Chroma call takes KB_HOME/locks/chroma.lock and a process reopens its client after another's
+calls (adapters.knowledge.chroma.access); `kb serve`, `kb search` and `kb ingest` may then run at
+once. Server mode (``chroma run --path ... --port ...`` and KB_CHROMA_URL) leaves the folder to the server.
+
+Writers of a dataset (ingest, docs delete/disable/enable, datasets drop/rebuild) also hold its writer
+lock (writer_locks): a lock file under KB_HOME/locks, or a PostgreSQL advisory lock when Chroma is a
+server and the conversation store is PostgreSQL (writers on several machines, adapters.knowledge.locks).
 """
 
 from __future__ import annotations
@@ -16,12 +22,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
+from adapters.knowledge.chroma.access import ChromaAccess, EmbeddedChromaAccess
 from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
+from adapters.knowledge.locks.file_lock import FileWriterLocks
+from adapters.knowledge.locks.holder import WriterLocks
 from core.errors import KnowledgeBaseError, ModelUnavailable
 from core.ports import Embedder
 
 log = logging.getLogger(__name__)
 SERVER_CATALOG_TTL = 2.0  # seconds; other processes may write through the same server
+LOCKS_FOLDER = "locks"  # under KB_HOME: the writer lock of each dataset, and embedded Chroma's call lock
+CHROMA_LOCK_FILE = "chroma.lock"
 
 
 def make_chroma_client(*, chroma_path: Path, chroma_url: str | None) -> Any:
@@ -45,6 +56,31 @@ def make_chroma_client(*, chroma_path: Path, chroma_url: str | None) -> Any:
             f"Cannot open the knowledge-base store ({where}).",
             detail=repr(exc),
         ) from exc
+
+
+def chroma_access(settings: Any) -> ChromaAccess:
+    """How the knowledge base reaches Chroma: an HttpClient as it is, or embedded Chroma one call at a time."""
+    storage = settings.storage
+    if storage.chroma_url:
+        return ChromaAccess(make_chroma_client(chroma_path=storage.chroma_path, chroma_url=storage.chroma_url))
+
+    def open_client(path: Path) -> Any:
+        return make_chroma_client(chroma_path=path, chroma_url=None)
+
+    lock_path = Path(storage.home) / LOCKS_FOLDER / CHROMA_LOCK_FILE
+    return EmbeddedChromaAccess(storage.chroma_path, lock_path, open_client=open_client)
+
+
+def writer_locks(settings: Any, *, command: str) -> WriterLocks:
+    """The dataset writer locks: PostgreSQL advisory locks for a Chroma server shared over PostgreSQL,
+    else lock files under KB_HOME/locks. command: this process's command line (the holder's record)."""
+    storage = settings.storage
+    url = storage.effective_database_url
+    if storage.chroma_url and url.startswith(("postgres://", "postgresql://")):
+        from adapters.knowledge.locks.advisory_lock import PostgresWriterLocks
+
+        return PostgresWriterLocks(url, command=command)
+    return FileWriterLocks(Path(storage.home) / LOCKS_FOLDER, command=command)
 
 
 class EmbedderRegistry:
@@ -94,12 +130,10 @@ async def open_knowledge_base(
     settings: Any, *, embedders: Callable[[str], Embedder] | None = None
 ) -> AsyncIterator[ChromaKnowledgeBase]:
     """The knowledge base for bot.settings.Settings; keyword indexes are flushed on exit."""
-    client = await asyncio.to_thread(
-        make_chroma_client, chroma_path=settings.storage.chroma_path, chroma_url=settings.storage.chroma_url
-    )
+    access = await asyncio.to_thread(chroma_access, settings)
     registry = EmbedderRegistry(settings)
     kb = ChromaKnowledgeBase(
-        client,
+        access,
         embedders=embedders or registry,
         keyword_home=Path(settings.storage.home) / "keywords",
         catalog_ttl=SERVER_CATALOG_TTL if settings.storage.chroma_url else None,

@@ -105,6 +105,10 @@ class Catalog:
         self.loaded_at = 0.0
         self.generation = 0  # counts changes, so a reader in another thread can tell one happened
 
+    def rebind(self, collection: Any) -> None:
+        """Use this collection from now on (the same catalog through a reopened client); refresh() reloads."""
+        self._collection = collection
+
     def refresh(self) -> None:
         """Reload every entry from Chroma (a few ms for hundreds of documents)."""
         entries: dict[str, CatalogEntry] = {}

@@ -112,6 +112,37 @@ def _handle(client: Any, name: str, collection: Any, keyword_dir: Path | None) -
     )
 
 
+def rebind(client: Any, handle: DatasetHandle) -> bool:
+    """Point an opened dataset at a new client's collections and reload its catalog; False when it is gone.
+
+    After embedded Chroma is reopened (adapters.knowledge.chroma.access); the keyword index is kept and
+    catches up with the reloaded catalog at its next use.
+    """
+    import chromadb.errors
+
+    try:
+        collection = client.get_collection(collection_name(handle.name), embedding_function=None)
+        catalog_collection = client.get_collection(catalog_name(handle.name), embedding_function=None)
+    except (chromadb.errors.NotFoundError, ValueError):
+        return False
+    meta = dict(collection.metadata or {})
+    handle.collection = collection
+    handle.model = str(meta.get("embedding_model", ""))
+    handle.dimension = int(meta.get("dimension", 0))
+    handle.catalog.rebind(catalog_collection)
+    handle.catalog.refresh()
+    return True
+
+
+def refresh_or_rebind(client: Any, handle: DatasetHandle) -> None:
+    """Reload the catalog; when its collection is gone (another process rebuilt the dataset), rebind by name."""
+    try:
+        handle.catalog.refresh()
+    except Exception:
+        if not rebind(client, handle):
+            raise
+
+
 def list_dataset_names(client: Any) -> list[str]:
     """Names of every dataset this knowledge base created, sorted."""
     names = []
@@ -119,7 +150,7 @@ def list_dataset_names(client: Any) -> list[str]:
         meta = collection.metadata or {}
         if meta.get("kind") == DATASET_KIND and meta.get("dataset"):
             names.append(str(meta["dataset"]))
-    return sorted(names)
+    return sorted(set(names))
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,8 @@ import numpy as np
 from adapters.knowledge.chroma import dataset as cd
 from adapters.knowledge.chroma import keywords as ck
 from adapters.knowledge.chroma.catalog import CatalogEntry, document_version
-from adapters.knowledge.chroma.store import DEFAULT_FUSION, ChromaStore, EmbedderFor
+from adapters.knowledge.chroma.maintenance import ChromaMaintenance
+from adapters.knowledge.chroma.store import DEFAULT_FUSION, EmbedderFor
 from core.errors import InvalidInput, KbError, NotFound
 from core.knowledge.chunking import embedding_text
 from core.knowledge.ingest_plan import TitledDocument
@@ -46,8 +47,9 @@ log = logging.getLogger(__name__)
 BLEND_DEPTH = 30
 
 
-class ChromaKnowledgeBase(ChromaStore):
-    """Datasets as Chroma collections, searched by embedding, keywords or both (KnowledgeBase + DocumentIndex)."""
+class ChromaKnowledgeBase(ChromaMaintenance):
+    """Datasets as Chroma collections, searched by embedding, keywords or both (KnowledgeBase + DocumentIndex),
+    with the maintenance of `kb datasets` (adapters.knowledge.chroma.maintenance)."""
 
     # ---------- KnowledgeBase ----------
 
@@ -261,7 +263,7 @@ class ChromaKnowledgeBase(ChromaStore):
     async def set_enabled(self, dataset: str, document_id: str, enabled: bool) -> None:
         """Enable or disable a document (disabled documents never appear in any search)."""
         handle, _ = await self._entry(dataset, document_id)
-        await self._run(handle.catalog.set_enabled, document_id, enabled)
+        await self._run(handle.catalog.set_enabled, document_id, enabled, for_dataset=dataset)
 
 
 def _given_keywords(

@@ -1,7 +1,9 @@
 """Chroma plumbing shared by the knowledge base: the client, opened datasets, worker threads, locks.
 
-Every Chroma, jieba and bm25s call goes through ``ChromaStore._run`` (asyncio.to_thread), which maps
-vendor failures to core.errors.KnowledgeBaseError. Embedded Chroma holds the GIL for a whole upsert,
+Every Chroma, jieba and bm25s call goes through ``ChromaStore._run`` (asyncio.to_thread), which runs it
+through the store's ChromaAccess (for embedded Chroma: one call at a time across processes, reopening
+after another process's calls, see adapters.knowledge.chroma.access) and maps vendor failures to
+core.errors.KnowledgeBaseError (DatasetDamaged for a broken collection, adapters.knowledge.chroma.damage). Embedded Chroma holds the GIL for a whole upsert,
 so writes are split into ``write_batch`` records per call (see adapters.knowledge.chroma.dataset.WRITE_BATCH),
 and CPU-bound Python work that should run beside the writes (jieba; ingestion's reading and chunking,
 core.knowledge.ingest_plan.WorkerDocumentIndex) goes to worker processes (adapters.knowledge.chroma.workers).
@@ -18,10 +20,12 @@ from typing import Any, TypeVar
 
 from adapters.knowledge.chroma import dataset as cd
 from adapters.knowledge.chroma import keywords as ck
+from adapters.knowledge.chroma.access import ChromaAccess
 from adapters.knowledge.chroma.catalog import collection_name
+from adapters.knowledge.chroma.damage import chroma_failure
 from adapters.knowledge.chroma.workers import WORKER_PROCESSES, WorkerPool
 from adapters.knowledge.keyword_index import chunk_keywords, tokenise_texts
-from core.errors import InvalidInput, KbError, KnowledgeBaseError
+from core.errors import InvalidInput, KbError
 from core.knowledge.ingest_plan import ChunkKeywords
 from core.ports import Embedder
 
@@ -33,10 +37,9 @@ EmbedderFor = Callable[[str], Embedder]
 DEFAULT_FUSION = "relative_score"
 
 
-def _chroma_failed(exc: Exception) -> KnowledgeBaseError:
-    return KnowledgeBaseError(
-        "知识库存储出错,请稍后再试。", "The knowledge-base store failed.", detail=repr(exc)
-    )
+def _dataset_of(args: tuple[Any, ...]) -> str | None:
+    """The dataset a call works on, when one of its arguments is an opened dataset."""
+    return next((arg.name for arg in args if isinstance(arg, cd.DatasetHandle)), None)
 
 
 class ChromaStore:
@@ -53,7 +56,8 @@ class ChromaStore:
         write_batch: int = cd.WRITE_BATCH,
         use_worker_process: bool = True,
     ) -> None:
-        """client: a chromadb PersistentClient or HttpClient; embedders: model name -> Embedder.
+        """client: a chromadb PersistentClient or HttpClient, or a ChromaAccess (the factory passes an
+        EmbeddedChromaAccess for embedded Chroma); embedders: model name -> Embedder.
 
         keyword_home holds one keyword-index folder per dataset (None: in memory only). catalog_ttl:
         re-read catalogs older than this many seconds before a search (server mode, where other
@@ -62,7 +66,8 @@ class ChromaStore:
         use_worker_process: run run_in_worker calls, and tokenising of batches of PROCESS_TOKENISE_MIN+
         chunks, in worker processes (False: in threads).
         """
-        self._client = client
+        self._access = client if isinstance(client, ChromaAccess) else ChromaAccess(client)
+        self._access.reopened = self._rebind
         self._embedders = embedders
         self._keyword_home = keyword_home
         self._fusion = fusion
@@ -75,14 +80,31 @@ class ChromaStore:
 
     # ---------- plumbing ----------
 
-    async def _run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run a blocking call in a worker thread, mapping vendor failures to KnowledgeBaseError."""
+    async def _run(
+        self, function: Callable[..., T], /, *args: Any, for_dataset: str | None = None, **kwargs: Any
+    ) -> T:
+        """Run a blocking call in a worker thread through the access, mapping vendor failures to
+        KnowledgeBaseError (DatasetDamaged when the dataset, for_dataset or an opened one in args, is broken)."""
         try:
-            return await asyncio.to_thread(function, *args, **kwargs)
+            return await asyncio.to_thread(self._access.call, function, *args, **kwargs)
         except KbError:
             raise
         except Exception as exc:
-            raise _chroma_failed(exc) from exc
+            raise chroma_failure(exc, for_dataset or _dataset_of(args)) from exc
+
+    async def _run_on_client(
+        self, function: Callable[..., T], /, *args: Any, for_dataset: str | None = None, **kwargs: Any
+    ) -> T:
+        """_run for function(client, *args, **kwargs): the client as it is when the call runs (reopened or not)."""
+        return await self._run(
+            lambda: function(self._access.client, *args, **kwargs), for_dataset=for_dataset
+        )
+
+    def _rebind(self, client: Any) -> None:
+        """After a reopen (in the worker thread, inside the call): opened datasets use the new client."""
+        for name, handle in list(self._datasets.items()):
+            if not cd.rebind(client, handle):
+                self._datasets.pop(name, None)
 
     def _keyword_dir(self, dataset: str) -> Path | None:
         return None if self._keyword_home is None else self._keyword_home / collection_name(dataset)
@@ -94,20 +116,22 @@ class ChromaStore:
         async with self._open_lock:
             handle = self._datasets.get(dataset)
             if handle is None:
-                handle = await self._run(cd.open_dataset, self._client, dataset, self._keyword_dir(dataset))
+                handle = await self._run_on_client(
+                    cd.open_dataset, dataset, self._keyword_dir(dataset), for_dataset=dataset
+                )
                 if handle is not None:
                     self._datasets[dataset] = handle
         return handle
 
     async def _create(self, dataset: str, model: str, dimension: int) -> cd.DatasetHandle:
         async with self._open_lock:
-            handle = await self._run(
+            handle = await self._run_on_client(
                 cd.create_dataset,
-                self._client,
                 dataset,
                 model=model,
                 dimension=dimension,
                 keyword_dir=self._keyword_dir(dataset),
+                for_dataset=dataset,
             )
             self._datasets[dataset] = handle
         self._check_model(handle, model)
@@ -125,7 +149,7 @@ class ChromaStore:
     async def _fresh(self, handle: cd.DatasetHandle) -> cd.DatasetHandle:
         ttl = self._catalog_ttl
         if ttl is not None and time.monotonic() - handle.catalog.loaded_at > ttl:
-            await self._run(handle.catalog.refresh)
+            await self._run_on_client(cd.refresh_or_rebind, handle, for_dataset=handle.name)
         return handle
 
     def _keyword_lock(self, handle: cd.DatasetHandle) -> asyncio.Lock:
@@ -136,7 +160,7 @@ class ChromaStore:
 
     async def list_datasets(self) -> list[str]:
         """Names of the datasets in the store."""
-        return await self._run(cd.list_dataset_names, self._client)
+        return await self._run_on_client(cd.list_dataset_names)
 
     async def dataset_model(self, dataset: str) -> str | None:
         """The embedding model a dataset was built with; None when it does not exist."""
@@ -161,7 +185,7 @@ class ChromaStore:
         except KbError:
             raise
         except Exception as exc:
-            raise _chroma_failed(exc) from exc
+            raise chroma_failure(exc, None) from exc
 
     async def _index_missing_keywords(self, handle: cd.DatasetHandle) -> None:
         """Tokenise the live chunks a dataset's keyword index lacks, reading their texts back from Chroma.
@@ -223,8 +247,11 @@ class ChromaStore:
                 await self._ready_and_save(handle)
 
     async def close(self) -> None:
-        """Flush keyword indexes and stop the worker processes. The Chroma client needs no closing."""
+        """Flush keyword indexes, stop the worker processes and close the access (an embedded client)."""
         try:
             await self.flush()
         finally:
-            await self._workers.close()
+            try:
+                await self._workers.close()
+            finally:
+                await asyncio.to_thread(self._access.close)
