@@ -62,7 +62,9 @@ def chroma_access(settings: Any) -> ChromaAccess:
     """How the knowledge base reaches Chroma: an HttpClient as it is, or embedded Chroma one call at a time."""
     storage = settings.storage
     if storage.chroma_url:
-        return ChromaAccess(make_chroma_client(chroma_path=storage.chroma_path, chroma_url=storage.chroma_url))
+        return ChromaAccess(
+            make_chroma_client(chroma_path=storage.chroma_path, chroma_url=storage.chroma_url)
+        )
 
     def open_client(path: Path) -> Any:
         return make_chroma_client(chroma_path=path, chroma_url=None)

@@ -1,7 +1,7 @@
 """The `kb` command line: one module per command group, each registering its sub-commands.
 
 The groups live in three packages: ``conversation`` (ask, history, trace, chat, compact, context),
-``knowledge`` (ingest, search, docs) and ``operations`` (serve, demo, eval, classifier); ``outcome`` is
+``knowledge`` (ingest, search, docs, datasets) and ``operations`` (serve, demo, eval, classifier); ``outcome`` is
 the one error path they all share.
 """
 
@@ -52,6 +52,7 @@ def _command_modules() -> list[ModuleType]:
         "knowledge.ingest",
         "knowledge.search",
         "knowledge.docs",
+        "knowledge.datasets",
         "conversation.ask",
         "conversation.chat",
         "operations.eval",
@@ -91,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `kb` console script."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.argv = argv  # the command as typed: a dataset's writer lock records it
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

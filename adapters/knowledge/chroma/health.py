@@ -26,6 +26,10 @@ PAGE = 5000  # ids read per get() when listing a collection
 NAMES_SHOWN = 3
 
 
+def _chunks(count: int) -> str:
+    return f"{count} chunk{'' if count == 1 else 's'}"
+
+
 @dataclass(frozen=True, slots=True)
 class DatasetSummary:
     """One line of `kb datasets list`: size, embedding model, last change; problem when it cannot be read."""
@@ -91,7 +95,7 @@ def indexed_ids(handle: DatasetHandle, depth: int) -> set[str]:
 
 
 def _documents_named(handle: DatasetHandle, chunk_ids: Iterable[str]) -> str:
-    """"a.md, b.md and 3 more": the documents these chunk ids belong to."""
+    """ "a.md, b.md and 3 more": the documents these chunk ids belong to."""
     names = sorted(
         {
             (entry.info.name if entry is not None else document_id)
@@ -121,13 +125,14 @@ def check_dataset(handle: DatasetHandle, keyword_dir: Path | None) -> DatasetChe
     missing = live - stored
     if missing:
         problems.append(
-            f"{len(missing)} of {len(live)} live chunks are missing from the collection "
+            f"{len(missing)} of {_chunks(len(live))} the catalog lists are missing from the collection "
             f"({_documents_named(handle, missing)})"
         )
     orphans = stored - live
     if orphans:
         problems.append(
-            f"{len(orphans)} stored chunks belong to no live document version (left by an interrupted write)"
+            f"the collection holds {_chunks(len(orphans))} of no live document version "
+            "(left by an interrupted write)"
         )
     try:
         indexed = indexed_ids(handle, len(stored)) & live
@@ -138,7 +143,7 @@ def check_dataset(handle: DatasetHandle, keyword_dir: Path | None) -> DatasetChe
         unindexed = (live & stored) - indexed
         if unindexed:
             problems.append(
-                f"the vector index lacks {len(unindexed)} of {len(live)} live chunks, so searches cannot find "
+                f"the vector index lacks {len(unindexed)} of {_chunks(len(live))}, so searches cannot find "
                 f"them ({_documents_named(handle, unindexed)})"
             )
     keyword_chunks = _check_keywords(handle, keyword_dir, live, problems, notes)
@@ -165,14 +170,16 @@ def _check_keywords(
         return None
     saved = KeywordIndex(keyword_dir)
     if not saved.load():
-        problems.append(f"the keyword index in {keyword_dir} cannot be read or was built by another tokenizer")
+        problems.append(
+            f"the keyword index in {keyword_dir} cannot be read or was built by another tokenizer"
+        )
         return None
     held = saved.ids()
     lacking, extra = live - held, held - live
     if lacking:
-        problems.append(f"the keyword index lacks {len(lacking)} of {len(live)} live chunks")
+        problems.append(f"the keyword index lacks {len(lacking)} of {_chunks(len(live))}")
     if extra:
-        problems.append(f"the keyword index holds {len(extra)} chunks that are not live")
+        problems.append(f"the keyword index holds {_chunks(len(extra))} that are not live")
     if not lacking and not extra and saved.signature != handle.catalog.signature():
         problems.append("the keyword index was saved for another state of the catalog")
     return len(held & live)

@@ -86,7 +86,9 @@ class ChromaMaintenance(ChromaStore):
         metadatas = [meta for document in documents for meta in document.metadatas]
         texts = [text for document in documents for text in document.texts]
         dimension = handle.dimension  # the vectors' own, once the first batch is embedded
-        await self._run_on_client(rb.start_rebuild, dataset, model=model, dimension=dimension, for_dataset=dataset)
+        await self._run_on_client(
+            rb.start_rebuild, dataset, model=model, dimension=dimension, for_dataset=dataset
+        )
         for start in range(0, len(ids), self._write_batch):
             end = start + self._write_batch
             vectors = np.asarray(await embedder.embed_documents(texts[start:end]), dtype=np.float32)

@@ -78,7 +78,9 @@ def stored_documents(handle: DatasetHandle) -> tuple[list[StoredDocument], list[
         wanted = entry.live_ids
         found: dict[str, tuple[dict[str, Any], str | None]] = {}
         for start in range(0, len(wanted), WRITE_BATCH):
-            got = handle.collection.get(ids=wanted[start : start + WRITE_BATCH], include=["metadatas", "documents"])
+            got = handle.collection.get(
+                ids=wanted[start : start + WRITE_BATCH], include=["metadatas", "documents"]
+            )
             documents = got["documents"] or [None] * len(got["ids"])
             for chunk_id, meta, document in zip(got["ids"], got["metadatas"], documents, strict=True):
                 found[chunk_id] = (dict(meta or {}), document)
@@ -123,10 +125,17 @@ def start_rebuild(client: Any, dataset: str, *, model: str, dimension: int) -> N
         chunks_name,
         embedding_function=None,
         configuration=HNSW_CONFIGURATION,
-        metadata={"kind": REBUILDING_KIND, "dataset": dataset, "embedding_model": model, "dimension": dimension},
+        metadata={
+            "kind": REBUILDING_KIND,
+            "dataset": dataset,
+            "embedding_model": model,
+            "dimension": dimension,
+        },
     )
     client.create_collection(
-        catalog_collection_name, embedding_function=None, metadata={"kind": REBUILDING_KIND, "dataset": dataset}
+        catalog_collection_name,
+        embedding_function=None,
+        metadata={"kind": REBUILDING_KIND, "dataset": dataset},
     )
 
 
@@ -147,8 +156,16 @@ def write_rebuilt_catalog(client: Any, dataset: str, entries: Sequence[CatalogEn
 def swap_in(client: Any, dataset: str, *, model: str, dimension: int, created: float) -> None:
     """Replace the dataset's collections with the rebuilt ones: old pair aside, new pair in, old pair deleted."""
     pairs = (
-        (collection_name(dataset), {"kind": DATASET_KIND, "dataset": dataset, "embedding_model": model,
-                                    "dimension": dimension, "created": created}),
+        (
+            collection_name(dataset),
+            {
+                "kind": DATASET_KIND,
+                "dataset": dataset,
+                "embedding_model": model,
+                "dimension": dimension,
+                "created": created,
+            },
+        ),
         (catalog_name(dataset), {"kind": CATALOG_KIND, "dataset": dataset}),
     )
     for name, _ in pairs:
@@ -162,7 +179,9 @@ def swap_in(client: Any, dataset: str, *, model: str, dimension: int, created: f
         except Exception:
             _delete_if_present(client, name)  # a collection too broken to rename is deleted at once
     for name, metadata in pairs:
-        client.get_collection(name + REBUILD_SUFFIX, embedding_function=None).modify(name=name, metadata=metadata)
+        client.get_collection(name + REBUILD_SUFFIX, embedding_function=None).modify(
+            name=name, metadata=metadata
+        )
     for name, _ in pairs:
         _delete_if_present(client, name + REPLACED_SUFFIX)
 

@@ -76,7 +76,12 @@ def parse_record(application: str | None, query: str | None) -> LockHolder | Non
     if len(parts) < 4 or parts[0] != RECORD_PREFIX:
         return None
     try:
-        return LockHolder(pid=int(parts[1]), host=parts[3], command="(not visible to this database role)", since=float(parts[2]))
+        return LockHolder(
+            pid=int(parts[1]),
+            host=parts[3],
+            command="(not visible to this database role)",
+            since=float(parts[2]),
+        )
     except ValueError:
         return None
 
@@ -98,7 +103,9 @@ class PostgresWriterLocks:
             raise postgres_error(exc) from exc
 
     @asynccontextmanager
-    async def hold(self, dataset: str, *, wait: bool = True, on_wait: OnWait | None = None) -> AsyncIterator[None]:
+    async def hold(
+        self, dataset: str, *, wait: bool = True, on_wait: OnWait | None = None
+    ) -> AsyncIterator[None]:
         """Hold the dataset for writing (see WriterLocks.hold)."""
         key = lock_key(dataset)
         holder = LockHolder.current(self._command)

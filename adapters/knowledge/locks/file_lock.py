@@ -79,7 +79,9 @@ class FileWriterLocks:
         )
 
     @asynccontextmanager
-    async def hold(self, dataset: str, *, wait: bool = True, on_wait: OnWait | None = None) -> AsyncIterator[None]:
+    async def hold(
+        self, dataset: str, *, wait: bool = True, on_wait: OnWait | None = None
+    ) -> AsyncIterator[None]:
         """Hold the dataset for writing (see WriterLocks.hold)."""
         path = self.path(dataset)
         try:

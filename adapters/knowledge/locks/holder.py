@@ -36,7 +36,9 @@ class LockHolder:
     @classmethod
     def current(cls, command: str) -> LockHolder:
         """This process, about to write, doing `command`."""
-        return cls(pid=os.getpid(), host=socket.gethostname(), command=command[:COMMAND_LIMIT], since=time.time())
+        return cls(
+            pid=os.getpid(), host=socket.gethostname(), command=command[:COMMAND_LIMIT], since=time.time()
+        )
 
     def describe(self) -> str:
         """`pid 123 on host, `kb ingest docs --dataset laws`, since 2025-01-02 10:11:12`."""
@@ -52,7 +54,10 @@ class LockHolder:
         try:
             data = json.loads(text)
             return cls(
-                pid=int(data["pid"]), host=str(data["host"]), command=str(data["command"]), since=float(data["since"])
+                pid=int(data["pid"]),
+                host=str(data["host"]),
+                command=str(data["command"]),
+                since=float(data["since"]),
             )
         except (ValueError, KeyError, TypeError):
             return None
@@ -126,4 +131,3 @@ async def take_in_turn(
             holder = current
             if on_wait is not None:
                 on_wait(holder)
-

@@ -11,6 +11,7 @@ from typing import Any
 from adapters.knowledge.factory import open_knowledge_base
 from bot.cli.conversation.selection import check_datasets
 from bot.cli.knowledge.search import fit
+from bot.cli.knowledge.writing import add_no_wait, held_for_writing
 from bot.settings import Settings
 from core.errors import InvalidInput, NotFound
 from core.models import DocumentInfo
@@ -34,6 +35,7 @@ def register(commands: Any) -> None:
         action = actions.add_parser(name, help=text)
         action.add_argument("document", metavar="DOC", help="document name or id (or an id prefix)")
         action.add_argument("--dataset", required=True, help="the dataset the document is in")
+        add_no_wait(action)
         action.set_defaults(handler=run_docs)
 
 
@@ -84,8 +86,16 @@ def _document_json(doc: DocumentInfo) -> dict[str, Any]:
 
 
 async def run_docs(args: argparse.Namespace, settings: Settings) -> int:
-    """Run one docs action; NotFound (exit 2) for an unknown dataset or document."""
+    """Run one docs action; NotFound (exit 2) for an unknown dataset or document. delete, disable and
+    enable hold the dataset's writer lock (bot.cli.knowledge.writing); list never waits."""
     dataset = args.dataset.strip()
+    if args.docs_action == "list":
+        return await _run_docs(args, settings, dataset)
+    async with held_for_writing(args, settings, dataset):
+        return await _run_docs(args, settings, dataset)
+
+
+async def _run_docs(args: argparse.Namespace, settings: Settings, dataset: str) -> int:
     async with open_knowledge_base(settings) as kb:
         if await kb.dataset_model(dataset) is None:
             await check_datasets(kb, [dataset])

@@ -21,6 +21,7 @@ from adapters.knowledge.document_readers import (
 from adapters.knowledge.factory import open_knowledge_base
 from adapters.knowledge.readers.base import MB
 from bot.cli.knowledge.ingest_progress import IngestReporter
+from bot.cli.knowledge.writing import add_no_wait, held_for_writing
 from bot.settings import IngestSettings, Settings, field_bounds
 from core.errors import InvalidInput
 from core.knowledge.ingest import ingest
@@ -44,6 +45,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--prune", action="store_true", help="delete documents whose file is gone from the given folders"
     )
+    add_no_wait(parser)
     parser.set_defaults(handler=run_ingest)
 
 
@@ -84,8 +86,9 @@ def details(summary: IngestSummary) -> str:
 
 
 async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
-    """Ingest and report every file; 2 on bad input (a missing path, the wrong model), 1 when nothing
-    could be ingested (every file skipped, or none found)."""
+    """Ingest and report every file, holding the dataset's writer lock (bot.cli.knowledge.writing); 2 on
+    bad input (a missing path, the wrong model), 1 when nothing could be ingested (every file skipped,
+    or none found) or, with --no-wait, when another process is writing the dataset."""
     started = time.perf_counter()
     dataset = (args.dataset or "").strip()
     if not dataset:
@@ -101,6 +104,30 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     if not paths:
         print(f"error: no files found in {', '.join(map(str, args.paths))}", file=sys.stderr)
         return 1
+    asked = time.perf_counter()
+    async with held_for_writing(args, settings, dataset):
+        waited = time.perf_counter() - asked  # the summary's time is the ingest's own, not the wait
+        summary = await _ingest_files(args, settings, dataset, paths, roots, total_bytes, limits, max_tokens)
+    summary = replace(summary, seconds=time.perf_counter() - started - waited)
+    print(summary.line())
+    print(details(summary))
+    if summary.ingested == 0:
+        print(f"error: nothing was ingested: all {summary.files} files were skipped", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _ingest_files(
+    args: argparse.Namespace,
+    settings: Settings,
+    dataset: str,
+    paths: list[Path],
+    roots: list[Path],
+    total_bytes: int,
+    limits: ReadLimits,
+    max_tokens: int,
+) -> IngestSummary:
+    """The ingest itself, with the progress reporter, under the dataset's writer lock."""
     with IngestReporter(sys.stderr, interactive=sys.stderr.isatty()) as reporter:
         reporter.start(files=len(paths), total_bytes=total_bytes, dataset=dataset)
 
@@ -132,10 +159,4 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
                 on_progress=reporter.update,
             )
             await kb.flush()
-    summary = replace(summary, seconds=time.perf_counter() - started)
-    print(summary.line())
-    print(details(summary))
-    if summary.ingested == 0:
-        print(f"error: nothing was ingested: all {summary.files} files were skipped", file=sys.stderr)
-        return 1
-    return 0
+    return summary
