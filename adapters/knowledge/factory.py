@@ -1,4 +1,4 @@
-"""Builds the Chroma knowledge base from settings: the client (embedded or server), the embedders, the writer locks.
+"""Builds the Chroma knowledge base from settings: the client (embedded or server), embedders, writer locks.
 
 Embedded mode (KB_CHROMA_URL unset) opens ``PersistentClient(KB_HOME/chroma)`` through an
 EmbeddedChromaAccess: two processes must never work on that folder at the same moment (chroma.md §1),

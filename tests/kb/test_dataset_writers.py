@@ -1,4 +1,4 @@
-"""One writer per dataset through the CLI: real `kb ingest` processes at once, waiting, --no-wait, readers during a write."""
+"""One writer per dataset through the CLI: two `kb ingest` processes at once, waiting, --no-wait, readers."""
 
 from __future__ import annotations
 
@@ -87,27 +87,6 @@ def test_two_ingests_into_one_dataset_at_once_both_land_and_a_search_finds_both_
     assert found_badges["hits"][0]["document"].startswith("badge-")
 
 
-async def test_a_second_writer_waits_naming_the_holder_and_runs_when_it_lets_go(tmp_path: Path) -> None:
-    """With the dataset held (by this test, as another writer would), `kb ingest` prints one line naming
-    the holder's pid, command and start, keeps waiting, and ingests once the holder lets go."""
-    env = clean_env(tmp_path / "home")
-    badges = folder(tmp_path / "badges", BADGES)
-    locks = FileWriterLocks(tmp_path / "home" / "locks", command=HOLDER_COMMAND)
-    async with locks.hold("team"):
-        waiting = kb_popen(env, "ingest", str(badges), "--dataset", "team")
-        try:
-            lines = await asyncio.to_thread(wait_for_line, waiting.stderr, "waiting for dataset «team»")
-            assert f"pid {os.getpid()} on " in lines[-1] and f"`{HOLDER_COMMAND}`, since " in lines[-1]
-            await asyncio.sleep(1.0)
-            assert waiting.poll() is None  # still waiting while the lock is held
-        except BaseException:
-            waiting.kill()
-            raise
-    out, err = await asyncio.to_thread(waiting.communicate, timeout=120)
-    assert waiting.returncode == 0, err
-    assert "documents: 2 new" in out
-
-
 async def test_no_wait_fails_at_once_naming_the_holder_while_searches_keep_working(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -146,17 +125,20 @@ async def test_no_wait_fails_at_once_naming_the_holder_while_searches_keep_worki
         assert code == 0 and "team" in out
 
 
-async def test_a_long_lived_reader_sees_what_another_process_ingested(
+async def test_a_waiting_writer_names_the_holder_and_a_reader_kept_open_sees_what_it_wrote(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A knowledge base kept open (as `kb serve` keeps it) finds, in every mode, documents another
-    process ingested after it opened: embedded Chroma is reopened after another process's calls."""
+    """With the dataset held (by this test, as another writer would), `kb ingest` prints one line naming
+    the holder's pid, command and start and keeps waiting; once the holder lets go it ingests, and a
+    knowledge base opened before (as `kb serve` keeps one) finds the new documents in every mode:
+    embedded Chroma is reopened after another process's calls."""
     home = tmp_path / "home"
     env = clean_env(home)
     monkeypatch.setenv("KB_HOME", str(home))
     parking = folder(tmp_path / "parking", PARKING)
     assert (await asyncio.to_thread(run_here, capsys, "ingest", str(parking), "--dataset", "team"))[0] == 0
     badges = folder(tmp_path / "badges", BADGES)
+    locks = FileWriterLocks(home / "locks", command=HOLDER_COMMAND)
     async with open_knowledge_base(Settings()) as reader:
 
         async def documents(mode: str) -> set[str]:
@@ -166,8 +148,20 @@ async def test_a_long_lived_reader_sees_what_another_process_ingested(
             return {hit.document_name for hit in await reader.search(request)}
 
         assert not any(name.startswith("badge-") for name in await documents("embedding"))
-        done = await asyncio.to_thread(kb, env, "ingest", str(badges), "--dataset", "team")
-        assert done.returncode == 0, done.stderr
+        async with locks.hold("team"):
+            waiting = kb_popen(env, "ingest", str(badges), "--dataset", "team")
+            try:
+                lines = await asyncio.to_thread(wait_for_line, waiting.stderr, "waiting for dataset «team»")
+                assert f"pid {os.getpid()} on " in lines[-1] and f"`{HOLDER_COMMAND}`, since " in lines[-1]
+                await asyncio.sleep(1.0)
+                assert waiting.poll() is None  # still waiting while the lock is held
+                assert len(await reader.list_documents("team")) == 3  # readers never wait
+            except BaseException:
+                waiting.kill()
+                raise
+        out, err = await asyncio.to_thread(waiting.communicate, timeout=120)
+        assert waiting.returncode == 0, err
+        assert "documents: 2 new" in out
         for mode in ("embedding", "keywords", "blend"):
             assert {"badge-1", "badge-2"} <= await documents(mode), mode
         assert len(await reader.list_documents("team")) == 5

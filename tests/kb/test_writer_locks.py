@@ -1,4 +1,4 @@
-"""The dataset writer locks on their own: the lock file's holder record, release on process death, the advisory lock."""
+"""The dataset writer locks on their own: the holder's record, release when a holder dies, the advisory lock."""
 
 from __future__ import annotations
 

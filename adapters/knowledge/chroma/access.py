@@ -1,4 +1,4 @@
-"""How the knowledge base reaches its Chroma client: directly, or (embedded Chroma) one call at a time across processes.
+"""How the knowledge base reaches Chroma: directly, or (embedded) one call at a time across processes.
 
 Embedded Chroma is not safe with several processes on one folder (chroma.md §1), and not only for two
 writers. Measured with chromadb 1.5.9: a process that opens the folder, or merely counts, while another
@@ -69,6 +69,7 @@ class EmbeddedChromaAccess(ChromaAccess):
         self._thread_lock = threading.Lock()
         self._descriptor: int | None = None
         self._token = b""
+        self._rebind_pending = False  # a reopen whose datasets were not all pointed at the new client yet
 
     def call(self, function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """function(*args, **kwargs) under the folder's lock, after reopening if another process called."""
@@ -93,13 +94,16 @@ class EmbeddedChromaAccess(ChromaAccess):
 
     def _current_client(self, descriptor: int) -> None:
         """Open the client, or reopen it when the token shows another process called since our last call."""
-        if self._client is not None and os.pread(descriptor, TOKEN_BYTES, 0) == self._token:
+        current = self._client is not None and not self._rebind_pending
+        if current and os.pread(descriptor, TOKEN_BYTES, 0) == self._token:
             return
-        first = self._client is None
+        rebind = self._client is not None or self._rebind_pending
         self._close_client()
         self._client = self._open_client(self.path)
-        if not first and self.reopened is not None:
+        if rebind and self.reopened is not None:
+            self._rebind_pending = True  # stays set if the store's callback fails: the next call retries
             self.reopened(self._client)
+            self._rebind_pending = False
 
     def _close_client(self) -> None:
         client, self._client = self._client, None

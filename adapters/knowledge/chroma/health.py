@@ -1,4 +1,4 @@
-"""What a dataset holds and whether its parts agree: the summary `kb datasets list` shows, the check `kb datasets check` runs.
+"""What a dataset holds and whether its parts agree: the rows of `kb datasets list`, `kb datasets check`.
 
 A dataset is three parts that must agree (adapters.knowledge.chroma.dataset): the catalog (which
 document versions are live, how many chunks each has), the chunk collection (the records, and the

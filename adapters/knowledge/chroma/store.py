@@ -3,9 +3,10 @@
 Every Chroma, jieba and bm25s call goes through ``ChromaStore._run`` (asyncio.to_thread), which runs it
 through the store's ChromaAccess (for embedded Chroma: one call at a time across processes, reopening
 after another process's calls, see adapters.knowledge.chroma.access) and maps vendor failures to
-core.errors.KnowledgeBaseError (DatasetDamaged for a broken collection, adapters.knowledge.chroma.damage). Embedded Chroma holds the GIL for a whole upsert,
-so writes are split into ``write_batch`` records per call (see adapters.knowledge.chroma.dataset.WRITE_BATCH),
-and CPU-bound Python work that should run beside the writes (jieba; ingestion's reading and chunking,
+core.errors.KnowledgeBaseError (DatasetDamaged for a broken collection, see
+adapters.knowledge.chroma.damage). Embedded Chroma holds the GIL for a whole upsert, so writes are split
+into ``write_batch`` records per call (see adapters.knowledge.chroma.dataset.WRITE_BATCH), and CPU-bound
+Python work that should run beside the writes (jieba; ingestion's reading and chunking,
 core.knowledge.ingest_plan.WorkerDocumentIndex) goes to worker processes (adapters.knowledge.chroma.workers).
 """
 
@@ -101,9 +102,18 @@ class ChromaStore:
         )
 
     def _rebind(self, client: Any) -> None:
-        """After a reopen (in the worker thread, inside the call): opened datasets use the new client."""
+        """After a reopen (in the worker thread, inside the call): opened datasets use the new client.
+
+        A dataset that is gone, or cannot be read now, is forgotten: its next use opens it again (and
+        reports what is wrong with it), and the other datasets go on working.
+        """
         for name, handle in list(self._datasets.items()):
-            if not cd.rebind(client, handle):
+            try:
+                rebound = cd.rebind(client, handle)
+            except Exception as exc:
+                log.warning("dataset %r could not be reopened: %r", name, exc)
+                rebound = False
+            if not rebound:
                 self._datasets.pop(name, None)
 
     def _keyword_dir(self, dataset: str) -> Path | None:

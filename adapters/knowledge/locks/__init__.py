@@ -1,1 +1,1 @@
-"""One writer per dataset across processes: who holds a dataset, a lock file under KB_HOME, a PostgreSQL advisory lock."""
+"""One writer per dataset across processes: the holder's record, a lock file under KB_HOME, an advisory lock."""
