@@ -1,9 +1,8 @@
 """The retrieval trace as typed values: routing decision, rounds, stop reason, rerank; JSON only at the edge.
 
 Retrieval builds a :class:`RetrievalTrace` immutably, the pipeline adds what it searched
-(rewritten question, datasets, search mode) and stores ``to_json()`` in the record's details. Every reader
-parses a stored trace once with :func:`record_trace` (or :meth:`RetrievalTrace.from_json`) and reads
-attributes. ``from_json`` reads today's rows and older, partial ones: a missing key takes its default and a
+(rewritten question, datasets, search mode) and keeps it in the record's details (core.record), which
+store ``to_json()`` and parse a stored trace once with :func:`record_trace`; readers read attributes. ``from_json`` reads today's rows and older, partial ones: a missing key takes its default and a
 stop reason this version does not know is kept as its string. The stop labels are derived from the stop
 reason; ``to_json`` still writes them (``stop_label_zh``/``stop_label_en``) for readers of the raw JSON.
 """

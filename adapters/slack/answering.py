@@ -49,7 +49,8 @@ from adapters.slack.reply.streamed_reply import NativeReply
 from adapters.slack.reply.streaming_support import StreamingSupport
 from core.commands import Ask, AskAgain, Question
 from core.events import Accepted, Done, Failed, Progress
-from core.models import ConversationKey, Record, RecordStatus
+from core.models import ConversationKey, RecordStatus
+from core.record import Record
 
 log = logging.getLogger(__name__)
 DEFAULT_STREAM_INTERVAL = 0.5  # seconds between appends to one stream (Slack suggests 0.5-1 s)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, UNCERTAINTY_NOTICE
 from core.budget import clip, message_tokens, server_prompt_estimate
-from core.models import AnswerRequest, Hit, Location, Message
+from core.models import AnswerRequest, Hit, Message
 from core.prompt_markup import element, escape_attribute, escape_text
+from core.record import CitedSource
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
@@ -71,8 +71,7 @@ def cited_numbers(answer: str, evidence_count: int) -> list[int]:
     return list(seen)
 
 
-# Citations are JSON: stored in the record's details["citations"] and read back from there.
-def citations(answer: str, evidence: Sequence[Hit]) -> list[dict[str, Any]]:
+def citations(answer: str, evidence: Sequence[Hit]) -> tuple[CitedSource, ...]:
     """Structured citations: the cited paragraphs, or every evidence document when none is cited."""
     numbers = cited_numbers(answer, len(evidence))
     if not numbers:
@@ -80,39 +79,36 @@ def citations(answer: str, evidence: Sequence[Hit]) -> list[dict[str, Any]]:
         for index, hit in enumerate(evidence, start=1):
             first_per_document.setdefault(hit.document_id, index)
         numbers = sorted(first_per_document.values())
-    return [
-        {"n": n, **evidence[n - 1].citation().to_dict(), "paragraph_id": evidence[n - 1].id}
-        for n in sorted(numbers)
-    ]
+    return tuple(CitedSource.of(n, evidence[n - 1]) for n in sorted(numbers))
 
 
-def contiguous_citations(answer: str, items: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def contiguous_citations(answer: str, items: Sequence[CitedSource]) -> tuple[str, list[CitedSource]]:
     """Sources renumbered 1..k in their order, and the answer's [n] markers rewritten to match.
 
     Citations keep the evidence numbers they were made with ([1] [2] [3] [6]); readers should see
     [1] [2] [3] [4]. Every listed marker is written as [n] (also [编号2]); markers that name no listed source
     are left as they are.
     """
-    mapping = {int(item["n"]): index for index, item in enumerate(items, start=1)}
+    mapping = {item.n: index for index, item in enumerate(items, start=1)}
 
     def renumber(match: re.Match[str]) -> str:
         number = mapping.get(int(match.group(1)))
         return match.group(0) if number is None else f"[{number}]"
 
-    return _CITATION.sub(renumber, answer), [{**item, "n": mapping[int(item["n"])]} for item in items]
+    return _CITATION.sub(renumber, answer), [dataclasses.replace(item, n=mapping[item.n]) for item in items]
 
 
-def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
+def render_sources(items: Sequence[CitedSource], lang: str) -> str:
     """Numbered references under an answer: "[2] 员工手册.pdf p. 12 — 第三章 考勤"."""
     if not items:
         return ""
     lines = ["来源:" if lang == "zh" else "Sources:"]
     for item in items:
-        label = Location.from_dict(item).label()
+        label = item.location.label()
         where = f" {label}" if label else ""
-        heading = f" — {item['heading']}" if item.get("heading") else ""
-        link = f" ({item['source']})" if item.get("source", "").startswith(("http://", "https://")) else ""
-        lines.append(f"[{item['n']}] {item['document']}{where}{heading}{link}")
+        heading = f" — {item.heading}" if item.heading else ""
+        link = f" ({item.source})" if item.is_web() else ""
+        lines.append(f"[{item.n}] {item.document}{where}{heading}{link}")
     return "\n".join(lines)
 
 

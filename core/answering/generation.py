@@ -38,7 +38,7 @@ class AnswerWriter:
             if self._fallback is None:
                 raise
             log.warning("answer model failed (%s); answering with %s", exc, self._fallback.name)
-            ledger.details["answer_error"] = f"{exc.code}: {exc}"
+            ledger.answer_error = f"{exc.code}: {exc}"
             degraded = DEGRADED_NOTICE["zh" if ledger.lang == "zh" else "en"]
             await emit(Notice(text=degraded, kind="degraded"))
             body = await self._stream(self._fallback, request, ledger, emit)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from core.budget import count_tokens
-from core.models import LoadedContext, Message, Turn
+from core.models import ContextStats, LoadedContext, Message, Turn
 from core.ports import Conversations
 
 
@@ -32,7 +32,7 @@ class BoundedHistoryLoader:
         self, conversation_id: str, *, before_id: int, on_compacting: Callable[[], Awaitable[None]]
     ) -> LoadedContext:
         if self._keep == 0:
-            return LoadedContext(metadata={"enabled": False, "recent_rounds": 0})
+            return LoadedContext(metadata=ContextStats(enabled=False, recent_rounds=0))
         turns = await self._store.recent_turns(
             conversation_id, before_id=before_id, after_id=0, limit=self._keep
         )
@@ -40,10 +40,10 @@ class BoundedHistoryLoader:
         return LoadedContext(
             messages=messages,
             turns=tuple(turns),
-            metadata={
-                "enabled": True,
-                "compacted": False,
-                "recent_rounds": len(turns),
-                "estimated_tokens": sum(count_tokens(m.content) for m in messages),
-            },
+            metadata=ContextStats(
+                enabled=True,
+                compacted=False,
+                recent_rounds=len(turns),
+                estimated_tokens=sum(count_tokens(m.content) for m in messages),
+            ),
         )

@@ -104,7 +104,7 @@ async def test_several_batches_roll_the_summary_and_advance_the_watermark_per_ba
     assert snapshot.revision == len(calls)
     assert snapshot.through_record_id == summarised[-1]
     assert snapshot.compacted_rounds == len(summarised)
-    assert context.metadata["summary_calls"] == len(calls)
+    assert context.metadata.summary_calls == len(calls)
     assert all(max_tokens == 1800 for _, _, max_tokens in calls)
 
 
@@ -126,7 +126,7 @@ async def test_a_failure_in_a_later_batch_keeps_the_watermark_of_the_last_saved_
     assert snapshot.compacted_rounds == 3
     assert snapshot.revision == 1
     assert snapshot.summary == "摘要一"
-    assert context.metadata["compacted"] is True
-    assert context.metadata["compaction_error"] == "model_unavailable"
-    assert context.metadata["summary_calls"] == 2
+    assert context.metadata.compacted is True
+    assert context.metadata.compaction_error == "model_unavailable"
+    assert context.metadata.summary_calls == 2
     assert context.messages[0].content.endswith("\n摘要一\n</summary>")

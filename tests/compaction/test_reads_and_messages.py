@@ -53,8 +53,8 @@ async def test_reading_starts_at_the_watermark(store: InMemoryConversationStore,
         "user", SUMMARY_LABELS["zh"] + "\n<summary>\n前四轮的摘要\n</summary>"
     )
     assert [m.role for m in context.messages] == ["user", "user", "assistant", "user", "assistant"]
-    assert context.metadata["summary"] == "前四轮的摘要"
-    assert context.metadata["estimated_tokens"] == messages_tokens(context.messages)
+    assert context.summary == "前四轮的摘要"
+    assert context.metadata.estimated_tokens == messages_tokens(context.messages)
 
 
 def test_english_conversations_get_the_english_label() -> None:

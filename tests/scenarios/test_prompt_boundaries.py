@@ -13,7 +13,8 @@ from bot.settings import Settings
 from core.answering.prompts import ANSWER_SYSTEM_ZH, REWRITE_SYSTEM
 from core.commands import Ask
 from core.events import Done
-from core.models import ConversationKey, ConversationScope, Record
+from core.models import ConversationKey, ConversationScope
+from core.record import Record
 from core.trace import StopReason, stop_reason_label
 from tests.model_script import RecordedRequest
 from tests.model_server import ModelServer
@@ -57,9 +58,10 @@ def _requests(server: ModelServer, role: str) -> list[RecordedRequest]:
 
 
 def _system(record: Record) -> str:
-    trace = record.details["trace"]
-    label = stop_reason_label(StopReason(trace["stop_reason"]), "zh")
-    return ANSWER_SYSTEM_ZH.format(sufficient=str(trace["sufficient"]).lower(), stop_label=label)
+    trace = record.details.trace
+    assert trace is not None
+    label = stop_reason_label(StopReason(trace.stop_reason), "zh")
+    return ANSWER_SYSTEM_ZH.format(sufficient=str(trace.sufficient).lower(), stop_label=label)
 
 
 async def _ask(services: object, text: str, thread: str) -> Record:

@@ -27,7 +27,7 @@ from adapters.store.delivery_ledger import SqlDeliveryLedger
 from bot.compose.slack import build_slack_bot
 from bot.settings import Settings
 from core.knowledge.ingest_plan import TitledDocument
-from core.models import Record
+from core.record import Record
 from tests.fakes import InMemoryConversationStore, InMemoryDeliveryLedger
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi

@@ -13,7 +13,8 @@ import pytest
 from adapters.slack.delivery.ledger import Delivery, DeliveryState
 from adapters.store.backends import PostgresConversationStore
 from adapters.store.pg_lock import PostgresConversationLock
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import Record
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema
 from tests.slack.harness import FAST, SlackHarness
 from tests.slack.mock_slack_api import MockSlackApi
@@ -210,4 +211,4 @@ async def test_with_resume_on_the_survivor_answers_the_killed_instances_question
     final = await asyncio.wait_for(answered(), 10)
     [shown] = cluster.mock.thread("C1", "6000.000400")
     assert "[1] Ops guide" in shown.block_text() and "⏳" not in shown.block_text()
-    assert final.details["previous_answers"][0]["status"] == "interrupted"
+    assert final.details.previous_answers[0].status == "interrupted"

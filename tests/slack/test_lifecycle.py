@@ -130,4 +130,4 @@ async def test_with_resume_a_restart_answers_the_interrupted_question_in_its_pla
     assert (
         slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
     )
-    assert record.details["previous_answers"][0]["status"] == "interrupted"
+    assert record.details.previous_answers[0].status == "interrupted"

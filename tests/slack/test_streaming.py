@@ -13,7 +13,8 @@ from adapters.slack.delivery.ledger import DeliveryState
 from adapters.slack.rendering.safe_markdown import ZERO_WIDTH_SPACE
 from core.commands import Ask
 from core.events import Accepted, AnswerDelta, ContextLoading, Done, Generating, Progress
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import CitedSource, Record, RecordDetails
 from tests.slack.harness import FAST_DELIVERY, NATIVE, SlackHarness
 from tests.slack.mock_slack_methods import PostedMessage
 from tests.stored import stored_question
@@ -100,7 +101,7 @@ async def test_text_streams_in_pieces_while_it_is_written(slack: SlackHarness) -
                 yield AnswerDelta(word)
                 await asyncio.sleep(0.02)
             done = await slack.pipeline.store.complete_record(
-                record.id, answer="".join(words).strip(), rewritten=None, details={"lang": "en"}
+                record.id, answer="".join(words).strip(), rewritten=None, details=RecordDetails(lang="en")
             )
             yield Done(done)
 
@@ -225,7 +226,7 @@ async def test_a_final_answer_unlike_the_streamed_text_replaces_it(slack: SlackH
                 record.id,
                 answer="The extractive answer instead [1].",
                 rewritten=None,
-                details={"lang": "en", "citations": [{"n": 1, "document": "Guide", "source": ""}]},
+                details=RecordDetails(lang="en", citations=(CitedSource(1, "Guide"),)),
             )
             yield Done(done)
 

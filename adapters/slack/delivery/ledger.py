@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from core.models import Record
+from core.record import Record
 
 
 class DeliveryState(StrEnum):

@@ -21,7 +21,7 @@ from adapters.slack.rendering.blocks import SlackMessage
 from adapters.slack.rendering.progress_line import ProgressView, placeholder_message
 from adapters.slack.reply.message_editor import MessageEditor
 from core.events import Progress, Queued
-from core.models import Record
+from core.record import Record
 
 Render = SlackMessage | Callable[[], SlackMessage]
 

@@ -48,7 +48,8 @@ from adapters.slack.rendering.task_timeline import TaskTimeline
 from adapters.slack.reply.edited_reply import LiveReply
 from adapters.slack.reply.streaming_support import StreamingSupport
 from core.events import AnswerDelta, ContextLoading, Progress, Queued
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import Record
 
 log = logging.getLogger(__name__)
 
@@ -287,7 +288,7 @@ class NativeReply:
         """Whether the stream can end as this record's final message (what it streamed is the answer)."""
         if self.dead or self.too_long or record.status != RecordStatus.ANSWERED:
             return False
-        body, _ = split_notice(record.answer or "", record.details.get("notice"))
+        body, _ = split_notice(record.answer or "", record.details.notice)
         return _normalised(self.text.raw) == _normalised(body)
 
     async def _finish_in_stream(self, record: Record) -> bool:

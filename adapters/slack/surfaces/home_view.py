@@ -25,7 +25,8 @@ from adapters.slack.rendering.blocks import (
 )
 from adapters.slack.rendering.mrkdwn import escape, link
 from adapters.slack.surfaces.catalogue import DatasetSummary
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import Record
 
 HOME_CALLBACK = "kb_home"
 RECENT_SHOWN = 5

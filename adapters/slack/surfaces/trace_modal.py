@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from slack_sdk.models.views import View
@@ -27,8 +26,9 @@ from adapters.slack.rendering.final_messages import record_lang
 from adapters.slack.rendering.mrkdwn import escape
 from adapters.slack.rendering.texts import t
 from core.answering.trace_summary import trace_summary
-from core.models import Record
-from core.trace import RetrievalTrace, RoundStep, record_trace
+from core.models import ContextStats
+from core.record import Record
+from core.trace import RetrievalTrace, RoundStep
 
 TRACE_CALLBACK = "kb_trace"
 PAGE_ACTION_PREFIX = "kb_trace_page"
@@ -77,6 +77,10 @@ def _yes(value: Any, lang: str) -> str:
     return _l("yes", lang) if value else _l("no", lang)
 
 
+def _or_dash(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
 def _pairs(items: list[tuple[str, Any]]) -> str:
     return " · ".join(f"{name}: {escape(str(value))}" for name, value in items if value not in (None, ""))
 
@@ -121,18 +125,18 @@ def _round(step: RoundStep, lang: str) -> str:
     return "\n".join(lines)
 
 
-def _context(ctx: Mapping[str, Any], lang: str) -> str:
-    if ctx.get("enabled") is False:
+def _context(ctx: ContextStats, lang: str) -> str:
+    if ctx.enabled is False:
         return f"*{_l('context', lang)}*\n{_l('disabled', lang)}"
-    budget = f"{ctx.get('estimated_tokens', '—')} / {ctx.get('token_budget', '—')}"
+    budget = f"{_or_dash(ctx.estimated_tokens)} / {_or_dash(ctx.token_budget)}"
     stats = _pairs(
         [
-            (_l("compacted", lang), ctx.get("compacted_rounds", 0)),
-            (_l("recent", lang), ctx.get("recent_rounds", 0)),
-            (_l("revision", lang), ctx.get("revision", 0)),
+            (_l("compacted", lang), ctx.compacted_rounds or 0),
+            (_l("recent", lang), ctx.recent_rounds or 0),
+            (_l("revision", lang), ctx.revision or 0),
             (_l("tokens", lang), budget),
-            (_l("over", lang), _yes(ctx.get("threshold_exceeded"), lang)),
-            (_l("compaction_reason", lang), ctx.get("compaction_reason")),
+            (_l("over", lang), _yes(ctx.threshold_exceeded, lang)),
+            (_l("compaction_reason", lang), ctx.compaction_reason),
         ]
     )
     return f"*{_l('context', lang)}*\n{stats}"
@@ -146,7 +150,7 @@ def trace_blocks(record: Record) -> list[Block]:
     """Every block of the full trace, before pagination."""
     lang = record_lang(record)
     details = record.details
-    trace = record_trace(details) or RetrievalTrace()
+    trace = details.trace or RetrievalTrace()
     blocks: list[Block] = [header(clip(record.question.replace("\n", " "), 150))]
     summary = trace_summary(details, lang)
     if summary:
@@ -166,12 +170,12 @@ def trace_blocks(record: Record) -> list[Block]:
     if trace.missing:
         stop_text += f"\n{_l('gap', lang)}: {escape(trace.missing)}"
     blocks.extend(_sections(stop_text))
-    blocks.extend(_sections(_context(details.get("context") or {}, lang)))
+    blocks.extend(_sections(_context(details.context or ContextStats(), lang)))
     rerank = trace.rerank
     reranked = f"{rerank.method or '?'} {rerank.kept}/{rerank.candidates}" if rerank else None
     footer = _pairs(
         [
-            (_l("engine", lang), details.get("engine")),
+            (_l("engine", lang), details.engine),
             (_l("rerank", lang), reranked),
             (_l("run_time", lang), trace.run_time),
         ]

@@ -26,7 +26,8 @@ from bot.settings import Settings
 from core.commands import Ask, AskAgain
 from core.errors import InvalidInput, KbError, NotFound
 from core.events import Accepted, Done, Failed
-from core.models import ConversationKey, ConversationScope, Record
+from core.models import ConversationKey, ConversationScope
+from core.record import Record
 from core.text import detect_language
 from core.validation import validate_question
 
@@ -223,7 +224,8 @@ async def run_trace(args: argparse.Namespace, settings: Settings) -> int:
         if record is None:
             raise NotFound(f"找不到记录 {args.record}。", f"Record {args.record} was not found.")
         if args.json:
-            print(json.dumps(record.details.get("trace", {}), ensure_ascii=False, indent=2))
+            trace = record.details.trace
+            print(json.dumps(trace.to_json() if trace else {}, ensure_ascii=False, indent=2))
         else:
             print(format_trace(record, await services.ledger.read_delivery(record.id)))
         return 0
