@@ -275,10 +275,11 @@ def test_every_module_and_test_has_a_docstring() -> None:
 
 COMMENT_FOLDERS = ("core", "adapters", "bot", "multihop_classifier", "tests")
 DESIGN_PAGE = ROOT / "docs" / "design.md"
-# The specifications the code was first written from are numbered documents outside the repository.
-# Written as a pattern so that this file does not match itself.
-_OUTSIDE_REFERENCE = re.compile(r"seed\s+00", re.IGNORECASE)
+# The specifications the code was first written from are numbered documents outside the repository, as are
+# the team's reference notes (chroma, anchors, style). Written as a pattern so that this file does not match itself.
+_OUTSIDE_REFERENCE = re.compile(r"seed\s+00|(?<![\w/])(?:chroma|anchors|style)\.md", re.IGNORECASE)
 _DESIGN_REFERENCE = re.compile(r"docs/design\.md#([\w-]+)")
+_DOCS_REFERENCE = re.compile(r"docs/(\w+)\.md#([\w-]+)")
 _LOCAL_LINK = re.compile(r"\]\(#([\w-]+)\)")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
 
@@ -322,8 +323,14 @@ def test_no_comment_points_outside_the_repository() -> None:
         if (lines := outside_references(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}
-    sample = "x = 1  # as " + "Seed" + " 002 section 5 says\ny = 2  # a random seed of 7\n"
-    assert outside_references(sample) == ["x = 1  # as Seed" + " 002 section 5 says"]
+    sample = (
+        "x = 1  # as " + "Seed" + " 002 section 5 says\ny = 2  # a random seed of 7\n"
+        "z = 3  # measured (" + "chroma" + ".md §4)\nw = 4  # docs/storage.md#one-process\n"
+    )
+    assert outside_references(sample) == [
+        "x = 1  # as Seed" + " 002 section 5 says",
+        "z = 3  # measured (" + "chroma" + ".md §4)",
+    ]
 
 
 def test_every_design_reference_names_a_heading_of_the_design_page() -> None:
@@ -348,6 +355,20 @@ def test_every_design_reference_names_a_heading_of_the_design_page() -> None:
         references.setdefault(anchor, []).append("docs/design.md")
     assert len(references) >= 10, "the code should point at the design page's sections"
     assert {anchor: paths for anchor, paths in references.items() if anchor not in anchors} == {}
+
+
+def test_every_docs_reference_names_a_page_and_a_heading_there() -> None:
+    """Every docs/PAGE.md#anchor in the code and the Markdown names an existing page and one of its headings."""
+    missing: list[str] = []
+    markdown = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for path in [*_python_files(), *markdown]:
+        if path == Path(__file__).resolve():
+            continue  # its own samples
+        for page, anchor in _DOCS_REFERENCE.findall(path.read_text(encoding="utf-8")):
+            target = ROOT / "docs" / f"{page}.md"
+            if not target.exists() or anchor not in heading_slugs(target.read_text(encoding="utf-8")):
+                missing.append(f"{path.relative_to(ROOT)}: docs/{page}.md#{anchor}")
+    assert missing == []
 
 
 def test_the_folder_rule_flags_a_thirteen_module_folder(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ _model: Any = None
 
 
 def _load_model() -> Any:
-    """The process-wide USE model, loaded on first use (0.8 s); one BLAS thread (chroma.md §5)."""
+    """The process-wide USE model, loaded on first use (0.8 s); one BLAS thread
+    (docs/storage.md#one-blas-thread-for-query-time-embedding)."""
     global _model
     if _model is None:
         try:

@@ -1,7 +1,8 @@
 """Builds the Chroma knowledge base from settings: the client (embedded or server) and the embedders.
 
 Embedded mode (KB_CHROMA_URL unset) opens ``PersistentClient(KB_HOME/chroma)``: exactly one process may
-own that folder (chroma.md §1: two processes corrupt the HNSW index), so run ingestion and the bot in
+own that folder (docs/storage.md#one-process-owns-an-embedded-chroma-folder: two processes corrupt the HNSW
+index), so run ingestion and the bot in
 the same process, or start ``chroma run --path ... --port ...`` and set KB_CHROMA_URL for both.
 """
 

@@ -34,8 +34,9 @@ class LoopLimits:
 
     candidates_per_round caps the new paragraphs each follow-up round adds (docs/design.md#admission).
     Round 1 keeps the first search whole, searched at least first_round_depth deep (what one plain
-    search shows), so routing a question to the loop never loses what one search finds (anchors.md:
-    multi-hop recall must not fall below one-step); cap_first_round=True applies the cap to round 1 as well.
+    search shows), so routing a question to the loop never loses what one search finds
+    (docs/storage.md#multi-hop-retrieval-never-finds-less-than-one-search); cap_first_round=True applies the
+    cap to round 1 as well.
     """
 
     max_rounds: int = 3
