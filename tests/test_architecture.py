@@ -508,3 +508,74 @@ def test_the_slack_rule_flags_a_type_that_names_slack(tmp_path: Path) -> None:
     )
     found = [line.split(" ", 1)[1] for line in names_of_slack(sample, tmp_path)]
     assert found == ["SlackDelivery", "slack:"]
+
+
+# User-facing text is looked up in a message catalogue by key; only a catalogue knows the languages
+# (docs/design.md#the-message-catalogues).
+LANGUAGE_CODES = frozenset({"zh", "en"})
+LAYERS = ("core", "adapters", "bot")
+
+
+def catalogue_folders(root: Path = ROOT) -> list[Path]:
+    """The message catalogues: the folders holding one module per language (zh.py and en.py)."""
+    return sorted(
+        folder.parent
+        for layer in LAYERS
+        for folder in (root / layer).rglob("zh.py")
+        if (folder.parent / "en.py").exists()
+    )
+
+
+def _names_a_language(node: ast.expr) -> bool:
+    elements = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
+    return any(isinstance(item, ast.Constant) and item.value in LANGUAGE_CODES for item in elements)
+
+
+def language_comparisons(path: Path, root: Path = ROOT) -> list[str]:
+    """Lines where a module compares a value with "zh" or "en" (``lang == "zh"``, ``lang in ("zh", "en")``,
+    ``case "zh":``): a choice by language made outside the catalogues."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(map(_names_a_language, [node.left, *node.comparators])):
+            found.append(f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)}")
+        elif isinstance(node, ast.MatchValue) and _names_a_language(node.value):
+            found.append(f"{path.relative_to(root)}:{node.lineno} case {ast.unparse(node.value)}")
+    return found
+
+
+def test_no_code_outside_the_catalogues_compares_a_language() -> None:
+    """Text is chosen by key in a catalogue, never by `lang == "zh"` (or "en") in core/, adapters/ or bot/."""
+    catalogues = catalogue_folders()
+    assert [folder.relative_to(ROOT).as_posix() for folder in catalogues] == [
+        "adapters/slack/rendering/texts",
+        "bot/cli/texts",
+        "core/messages",
+    ]
+    offenders = [
+        line
+        for layer in LAYERS
+        for path in sorted((ROOT / layer).rglob("*.py"))
+        if not any(folder in path.parents for folder in catalogues)
+        for line in language_comparisons(path)
+    ]
+    assert offenders == []
+
+
+def test_the_language_rule_flags_a_comparison_with_a_language(tmp_path: Path) -> None:
+    """The checker finds ==, !=, `in` a tuple and a match case naming zh or en, and leaves other strings alone."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def f(lang, code):\n"
+        "    a = 'x' if lang == 'zh' else 'y'\n"
+        "    if 'en' != lang or lang in ('zh', 'en'):\n"
+        "        pass\n"
+        "    if code == 'both' or code in ('up', 'down'):\n"
+        "        pass\n"
+        "    match lang:\n"
+        "        case 'en':\n"
+        "            pass\n",
+        encoding="utf-8",
+    )
+    found = [line.split(" ", 1)[1] for line in language_comparisons(sample, tmp_path)]
+    assert found == ["lang == 'zh'", "'en' != lang", "lang in ('zh', 'en')", "case 'en'"]

@@ -11,8 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, UNCERTAINTY_NOTICE
+from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH
 from core.budget import clip, message_tokens, server_prompt_estimate
+from core.messages import per_language, text
 from core.models import AnswerRequest, Hit, Location, Message
 from core.prompt_markup import element, escape_attribute, escape_text
 
@@ -39,21 +40,15 @@ def evidence_block(evidence: Sequence[Hit]) -> str:
 
 def answer_messages(request: AnswerRequest, *, stop_label: str) -> list[Message]:
     """System rules (evidence boundaries), history for understanding, then evidence and the question."""
-    template = ANSWER_SYSTEM_ZH if request.lang == "zh" else ANSWER_SYSTEM_EN
+    template = per_language(request.lang, zh=ANSWER_SYSTEM_ZH, en=ANSWER_SYSTEM_EN)
     system = template.format(sufficient=str(request.sufficient).lower(), stop_label=stop_label)
     question, gaps = element("question", request.question), element("gaps", request.missing)
-    if request.lang == "zh":
-        user = f"{evidence_block(request.evidence)}\n\n用户问题:{question}"
-        if request.missing:
-            user += f"\n证据核验指出的资料缺口(仅供参考):{gaps}"
-        if not request.evidence:
-            user += "\n(本次没有检索到任何资料。)"
-    else:
-        user = f"{evidence_block(request.evidence)}\n\nQuestion: {question}"
-        if request.missing:
-            user += f"\nGaps reported by the evidence check (for reference): {gaps}"
-        if not request.evidence:
-            user += "\n(No sources were retrieved this time.)"
+    lang = request.lang
+    user = f"{evidence_block(request.evidence)}\n\n{text('prompt.question', lang, question=question)}"
+    if request.missing:
+        user += f"\n{text('prompt.gaps', lang, gaps=gaps)}"
+    if not request.evidence:
+        user += f"\n{text('prompt.no_evidence', lang)}"
     return [
         Message("system", clip(system, SYSTEM_BUDGET)),
         *request.history,
@@ -106,7 +101,7 @@ def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
     """Numbered references under an answer: "[2] 员工手册.pdf p. 12 — 第三章 考勤"."""
     if not items:
         return ""
-    lines = ["来源:" if lang == "zh" else "Sources:"]
+    lines = [text("answer.sources", lang)]
     for item in items:
         label = Location.from_dict(item).label()
         where = f" {label}" if label else ""
@@ -118,7 +113,7 @@ def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
 
 def uncertainty_notice(lang: str) -> str:
     """The notice appended when the evidence was not sufficient (docs/design.md#the-uncertainty-notice)."""
-    return UNCERTAINTY_NOTICE["zh" if lang == "zh" else "en"]
+    return text("answer.uncertain", lang)
 
 
 def prompt_tokens(messages: Sequence[Message]) -> int:

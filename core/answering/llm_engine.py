@@ -21,6 +21,7 @@ from core.answering.prompts import (
 )
 from core.budget import clip
 from core.errors import ModelOutputInvalid
+from core.messages import per_language
 from core.models import AnswerRequest, Assessment, Completion, Hit, Message, Turn, Usage
 from core.ports import ChatModel
 from core.prompt_markup import LONGEST_ESCAPE, element, json_data, unescape_text
@@ -199,7 +200,7 @@ class LlmEngine:
 
     async def summarise(self, previous: str, turns: Sequence[Turn], *, max_tokens: int) -> tuple[str, Usage]:
         lang = detect_language(" ".join(t.question for t in turns))
-        system = SUMMARY_SYSTEM_PROMPT_ZH if lang == "zh" else SUMMARY_SYSTEM_PROMPT_EN
+        system = per_language(lang, zh=SUMMARY_SYSTEM_PROMPT_ZH, en=SUMMARY_SYSTEM_PROMPT_EN)
         records = [{"question": t.question, "answer": t.answer} for t in turns]
         user = (
             f"已有摘要 / previous summary:\n{element('previous_summary', previous, block=True)}\n\n"
