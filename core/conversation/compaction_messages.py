@@ -8,7 +8,7 @@ from core.budget import clip, count_tokens
 from core.conversation.compaction_batches import MIN_RECENT_TOKENS, turn_tokens
 from core.messages import LANGUAGES, text
 from core.models import Message, Turn
-from core.prompt_markup import element
+from core.prompt_markup import Markup, element, message, turn_messages
 
 MIN_CLIPPED_PART_TOKENS = 64
 
@@ -21,7 +21,7 @@ def summary_label(lang: str) -> str:
 def summary_message(summary: str, lang: str) -> Message:
     """The summary as a user message (never system: it is data, not instructions), inside an escaped
     <summary> element so that it cannot pose as a question or as more history."""
-    return Message("user", f"{summary_label(lang)}\n{element('summary', summary, block=True)}")
+    return message("user", Markup(f"{summary_label(lang)}\n"), element("summary", summary, block=True))
 
 
 def label_overhead() -> int:
@@ -31,7 +31,7 @@ def label_overhead() -> int:
 
 def summary_message_tokens(summary: str) -> int:
     """Tokens the summary will occupy once sent (label and escaping included); 0 without a summary."""
-    return count_tokens(element("summary", summary)) + label_overhead() if summary else 0
+    return count_tokens(element("summary", summary).text) + label_overhead() if summary else 0
 
 
 def _clip_turn_to(turn: Turn, budget: int, lang: str) -> Turn:
@@ -63,8 +63,7 @@ def history_messages(
         kept = turn if size <= remaining else _clip_turn_to(turn, remaining, lang)
         remaining = max(0, remaining - size)
         sent.append(kept)
-        messages.append(Message("user", kept.question))
-        messages.append(Message("assistant", kept.answer))
+        messages.extend(turn_messages(kept.question, kept.answer))
     return tuple(messages), tuple(sent)
 
 
