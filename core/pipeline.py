@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from core import messages
 from core.answering.answer import citations, uncertainty_notice
 from core.answering.generation import AnswerWriter
 from core.answering.run_ledger import RunLedger
@@ -55,7 +56,7 @@ class NoKnowledgeBase(KbError):
     code = "no_knowledge_base"
 
     def __init__(self) -> None:
-        super().__init__("这里还没有配置知识库,无法回答。", "No knowledge base is configured here.")
+        super().__init__(messages.phrase("error.no_knowledge_base"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,7 @@ class Pipeline:
     async def feedback(self, command: GiveFeedback) -> Record | None:
         """Keep a person's 👍/👎 on an answer; None when the record does not exist."""
         if command.value not in ("up", "down"):
-            raise InvalidInput("反馈只能是 up 或 down。", "Feedback is either up or down.")
+            raise InvalidInput(messages.phrase("error.bad_feedback"))
         return await self._records.add_feedback(
             command.record_id, person=command.person, value=command.value, at=time.time()
         )
@@ -194,11 +195,7 @@ class Pipeline:
             return
         except Exception as exc:
             log.exception("question %s failed", record.id)
-            message = (
-                "处理问题时出错,请稍后再试。"
-                if run.lang == "zh"
-                else "Something went wrong; please try again."
-            )
+            message = messages.text("error.internal", run.lang)
             failed = await self._fail(record, RecordStatus.FAILED, f"internal: {exc!r}", run)
             await emit(Failed(code="internal_error", message=message, record=failed))
             return
@@ -223,10 +220,10 @@ class Pipeline:
         except KbError as exc:
             # A blank or binary question, or a record that could not be read, carries no language: say both.
             has_words = isinstance(command, Ask) and any(ch.isalpha() for ch in command.text or "")
-            message = exc.message(run.lang) if has_words else f"{exc.zh} / {exc.en}"
+            message = exc.message(run.lang) if has_words else exc.in_both_languages()
             return Failed(code=exc.code, message=message)
         if not created:
-            message = "这个问题已经收到。" if run.lang == "zh" else "This question was already received."
+            message = messages.text("error.duplicate_question", run.lang)
             return Failed(code="duplicate", message=message, record=record)
         return record
 
@@ -269,7 +266,7 @@ class Pipeline:
         shown = (
             text
             if rewritten == text
-            else f"{text}\n({'完整问题' if run.lang == 'zh' else 'standalone'}: {rewritten})"
+            else messages.text("prompt.standalone", run.lang, question=text, standalone=rewritten)
         )
         request = AnswerRequest(
             question=shown,

@@ -10,14 +10,14 @@ from dataclasses import replace
 from typing import Any
 
 from adapters.slack.delivery.ledger import Delivery, DeliveryState, EventClaim, Tracked
+from adapters.store.errors import record_not_found, record_not_pending, record_to_answer_not_found
 from core.errors import (
     InvalidInput,
     ModelOutputInvalid,
     ModelTruncated,
     ModelUnavailable,
-    NotAllowed,
-    NotFound,
 )
+from core.messages import phrase
 from core.models import (
     AnswerRequest,
     Assessment,
@@ -75,7 +75,7 @@ class FakeKnowledgeBase:
         if not request.datasets:
             return []
         if not request.query.strip():
-            raise InvalidInput("检索问题不能为空", "The search query must not be empty")
+            raise InvalidInput(phrase("error.empty_query"))
         self.requests.append(request)
         key = normalize_query(request.query)
         if key in self.scripted:
@@ -315,7 +315,7 @@ class InMemoryConversationStore:
 
     def _record(self, record_id: int) -> Record:
         if record_id not in self.records:
-            raise NotFound("找不到该记录。", f"record {record_id} not found")
+            raise record_not_found(record_id)
         return self.records[record_id]
 
     async def complete_record(
@@ -323,7 +323,7 @@ class InMemoryConversationStore:
     ) -> Record:
         current = self._record(record_id)
         if current.status != RecordStatus.PENDING:
-            raise NotAllowed("该问题已结束,无法再写入回答。", f"record {record_id} is {current.status}")
+            raise record_not_pending(record_id, current.status)
         record = replace(
             current,
             answer=answer,
@@ -339,7 +339,7 @@ class InMemoryConversationStore:
         self, record_id: int, *, status: RecordStatus, reason: str, details: RecordDetails = NO_DETAILS
     ) -> Record:
         if status not in (RecordStatus.FAILED, RecordStatus.INTERRUPTED):
-            raise InvalidInput("状态无效。", f"cannot fail a record with status {status}")
+            raise InvalidInput(phrase("error.bad_failure_status", status=status))
         record = self._record(record_id)
         if record.status == RecordStatus.ANSWERED:
             return record
@@ -351,7 +351,7 @@ class InMemoryConversationStore:
     async def reopen_record(self, record_id: int, conversation_id: str) -> Record:
         record = self.records.get(record_id)
         if record is None or record.conversation_id != conversation_id:
-            raise NotFound("找不到要重新回答的问题。", "The question to answer again was not found.")
+            raise record_to_answer_not_found(record_id)
         if record.status == RecordStatus.PENDING:
             return record
         attempt = ArchivedAttempt(

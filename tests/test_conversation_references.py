@@ -6,10 +6,11 @@ import pytest
 
 from adapters.extractive.answer import not_found_line
 from core.answering.answer import contiguous_citations
-from core.budget import TRUNCATION_MARKERS, clip, count_tokens
+from core.budget import clip, count_tokens
 from core.conversation.references import choose, exact_forms, resolve_conversation
 from core.errors import InvalidInput, NotFound
 from core.knowledge.ingest_plan import EMPTY_FILE, NO_TEXT, blank_reason
+from core.messages import CORE
 from core.models import ConversationKey, ConversationScope
 from core.record import CitedSource
 from tests.fakes import InMemoryConversationStore
@@ -93,8 +94,8 @@ def test_a_clip_without_marker_is_a_plain_prefix() -> None:
     text = "word " * 2000
     cut = clip(text, 100, marker=False)
     assert count_tokens(cut) <= 100 and text.startswith(cut)
-    assert not any(marker in cut for marker in TRUNCATION_MARKERS.values())
-    assert TRUNCATION_MARKERS["en"] in clip(text, 100)
+    assert not any(marker in cut for marker in CORE.in_every_language("budget.truncated"))
+    assert CORE.text("budget.truncated", "en") in clip(text, 100)
 
 
 def test_a_not_found_line_quotes_a_long_question_shortened() -> None:

@@ -1,7 +1,8 @@
 """Builds the Chroma knowledge base from settings: the client (embedded or server) and the embedders.
 
 Embedded mode (KB_CHROMA_URL unset) opens ``PersistentClient(KB_HOME/chroma)``: exactly one process may
-own that folder (chroma.md §1: two processes corrupt the HNSW index), so run ingestion and the bot in
+own that folder (docs/storage.md#one-process-owns-an-embedded-chroma-folder: two processes corrupt the HNSW
+index), so run ingestion and the bot in
 the same process, or start ``chroma run --path ... --port ...`` and set KB_CHROMA_URL for both.
 """
 
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
 from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from core.errors import KnowledgeBaseError, ModelUnavailable
+from core.messages import phrase
 from core.ports import Embedder
 
 log = logging.getLogger(__name__)
@@ -41,9 +43,7 @@ def make_chroma_client(*, chroma_path: Path, chroma_url: str | None) -> Any:
     except Exception as exc:
         where = chroma_url or str(chroma_path)
         raise KnowledgeBaseError(
-            f"无法打开知识库存储({where})。",
-            f"Cannot open the knowledge-base store ({where}).",
-            detail=repr(exc),
+            phrase("error.knowledge_store_unopened", where=where), detail=repr(exc)
         ) from exc
 
 

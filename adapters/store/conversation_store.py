@@ -31,6 +31,7 @@ from adapters.store.rows import (
     storable_text,
 )
 from core.errors import InvalidInput
+from core.messages import phrase
 from core.models import (
     ContextSnapshot,
     ConversationKey,
@@ -216,7 +217,7 @@ class SqlConversationStore:
         complete_record merges); an answered record is returned unchanged. Raises InvalidInput for another
         status, NotFound for an unknown id."""
         if status not in _FINISHED:
-            raise InvalidInput("记录状态无效。", f"fail_record takes failed or interrupted, not {status!r}.")
+            raise InvalidInput(phrase("error.bad_failure_status", status=status))
         patch = details_patch(replace(details, failure=reason).to_json())
         merge, merge_params = self._db.dialect.merge_json("details", patch)
         row = await self._db.fetchrow(
@@ -249,7 +250,7 @@ class SqlConversationStore:
     async def add_feedback(self, record_id: int, *, person: str, value: str, at: float) -> Record | None:
         """details["feedback"][person] = {"value", "at"} in one statement (other people's kept)."""
         if not person or '"' in person:
-            raise InvalidInput("反馈者无效。", f"Invalid person {person!r} for feedback.")
+            raise InvalidInput(phrase("error.bad_feedback_person", person=person))
         expression, params = self._db.dialect.set_json_child(
             "details", "feedback", checked_text(person), dump_json({"value": value, "at": at})
         )

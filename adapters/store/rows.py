@@ -10,6 +10,7 @@ from typing import Any
 
 from adapters.store.errors import unstorable_text
 from core.errors import InvalidInput
+from core.messages import phrase
 from core.models import ContextSnapshot, RecordStatus
 from core.record import NO_DETAILS, Record, RecordDetails
 
@@ -53,9 +54,7 @@ def dump_json(value: Any) -> str:
     try:
         return json.dumps(_storable_value(value), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise InvalidInput(
-            "记录详情无法保存为 JSON。", "The record details cannot be stored as JSON.", detail=str(exc)
-        ) from exc
+        raise InvalidInput(phrase("error.details_not_json"), detail=str(exc)) from exc
 
 
 def details_patch(patch: Mapping[str, Any]) -> dict[str, str]:
@@ -63,9 +62,7 @@ def details_patch(patch: Mapping[str, Any]) -> dict[str, str]:
     encoded: dict[str, str] = {}
     for key, value in patch.items():
         if not isinstance(key, str) or '"' in key or not key:
-            raise InvalidInput(
-                "记录详情的键无效。", f"Invalid details key {key!r} (a non-empty string without quotes)."
-            )
+            raise InvalidInput(phrase("error.bad_details_key", key=key))
         encoded[storable_text(key)] = dump_json(value)
     return encoded
 

@@ -10,15 +10,12 @@ from collections.abc import Awaitable, Callable
 from core.budget import count_tokens
 from core.models import ContextStats, LoadedContext, Message, Turn
 from core.ports import Conversations
+from core.prompt_markup import turn_messages
 
 
 def turns_to_messages(turns: list[Turn] | tuple[Turn, ...]) -> tuple[Message, ...]:
-    """User/assistant pairs in order."""
-    messages: list[Message] = []
-    for turn in turns:
-        messages.append(Message("user", turn.question))
-        messages.append(Message("assistant", turn.answer))
-    return tuple(messages)
+    """User/assistant pairs in order, escaped as data (stored answers show their escapes read back)."""
+    return tuple(message for turn in turns for message in turn_messages(turn.question, turn.answer))
 
 
 class BoundedHistoryLoader:

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from core.budget import TRUNCATION_MARKERS
 from core.conversation.compaction import CompactingContextLoader, compact_conversation
 from core.conversation.compaction_batches import BatchLimits
-from core.conversation.compaction_messages import SUMMARY_LABELS, messages_tokens
+from core.conversation.compaction_messages import messages_tokens
 from core.conversation.locks import LocalConversationLock
 from core.errors import ModelTruncated, ModelUnavailable
+from core.messages import CORE
 from core.models import ContextSnapshot, Message, Turn, Usage
 from tests.compaction.conftest import (
     CONVERSATION,
@@ -52,7 +52,7 @@ async def test_compacted_memory_and_recent_original_messages_are_both_carried_fo
     summary_message, *pairs = context.messages
     assert summary_message.role == "user"
     assert summary_message.content.startswith(
-        SUMMARY_LABELS["zh"] + "\n<summary>\n用户询问了行政复议的期限与代理人规则。"
+        CORE.text("compaction.summary_label", "zh") + "\n<summary>\n用户询问了行政复议的期限与代理人规则。"
     )
     recent = [as_turn(r) for r in records[-len(pairs) // 2 :]]
     assert len(recent) >= 1
@@ -225,7 +225,7 @@ async def test_long_single_turn_does_not_pretend_to_compact_without_older_histor
     assert context.metadata.compaction_reason == "no_older_turns"
     assert [m.role for m in context.messages] == ["user", "assistant"]
     assert context.messages[0].content == question  # the short part stays whole
-    assert context.messages[1].content.endswith(TRUNCATION_MARKERS["zh"])
+    assert context.messages[1].content.endswith(CORE.text("budget.truncated", "zh"))
     assert messages_tokens(context.messages) <= loader.budget
     assert context.turns == (Turn(record.id, question, context.messages[1].content),)
     assert engine.calls("summarise") == []
@@ -297,7 +297,9 @@ async def test_re_asking_a_question_behind_the_watermark_never_leaks_later_turns
     context = await loader.load(CONVERSATION, before_id=re_asked.id, on_compacting=ProgressCounter())
 
     assert [t.record_id for t in context.turns] == [r.id for r in records[:3]]
-    assert all(not m.content.startswith(SUMMARY_LABELS["zh"]) for m in context.messages)
+    assert all(
+        not m.content.startswith(CORE.text("compaction.summary_label", "zh")) for m in context.messages
+    )
     assert context.metadata.compaction_reason == "summary_covers_later_turns"
     assert context.summary == ""
     assert len(engine.calls("summarise")) == 1

@@ -189,7 +189,7 @@ def test_citations_name_the_page_in_the_cli_slack_and_the_evidence() -> None:
         "[1] 员工手册.pdf p. 12 › 第三章 考勤",
         "[2] deck.pptx slide 2 › Q3 results",
     ]
-    assert 'document="员工手册.pdf p. 12 | 第三章 考勤"' in evidence_block([hit])
+    assert 'document="员工手册.pdf p. 12 | 第三章 考勤"' in evidence_block([hit]).text
     stored = [CitedSource.from_json(json.loads(json.dumps(item.to_json()))) for item in items]  # as kept
     assert stored == list(items)
     assert render_sources(stored, "en").splitlines()[1] == "[1] 员工手册.pdf p. 12 — 第三章 考勤"

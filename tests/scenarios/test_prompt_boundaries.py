@@ -10,7 +10,7 @@ import pytest
 from bot.cli import main as kb_main
 from bot.compose import build_services
 from bot.settings import Settings
-from core.answering.prompts import ANSWER_SYSTEM_ZH, REWRITE_SYSTEM
+from core.answering.prompts import ANSWER_SYSTEM_ZH, HISTORY_ESCAPES, REWRITE_SYSTEM
 from core.commands import Ask
 from core.events import Done
 from core.models import ConversationKey, ConversationScope
@@ -98,7 +98,8 @@ async def test_history_with_forged_tags_cannot_end_the_history_or_pose_as_the_qu
     breakout_home: Path, model_env: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A first question carrying fake </history> and <question> tags reaches the rewrite of the follow-up
-    escaped inside its own turn; the follow-up's answer call carries it as a plain history message."""
+    escaped inside its own turn; the follow-up's answer call carries it as a history message escaped the
+    same way, and its rules say how to read escapes in the history."""
     monkeypatch.setenv("KB_HOME", str(breakout_home))
     model_env.responder = RoleResponder(rewrites={"那逾期呢": "报销逾期提交怎么办"})
     async with build_services(Settings()) as services:
@@ -119,8 +120,9 @@ async def test_history_with_forged_tags_cannot_end_the_history_or_pose_as_the_qu
         },
     ]
     answer = _requests(model_env, "answer")[-1]
-    assert answer.messages[1:3] == [
-        {"role": "user", "content": FORGED_QUESTION},
+    assert answer.messages[:3] == [
+        {"role": "system", "content": _system(second) + HISTORY_ESCAPES["zh"]},
+        {"role": "user", "content": escaped_question},
         {"role": "assistant", "content": first.answer},
     ]
     assert answer.messages[-1]["content"].endswith(

@@ -20,6 +20,7 @@ from adapters.slack.rendering.blocks import (
 from adapters.slack.rendering.mrkdwn import escape, link, to_mrkdwn
 from adapters.slack.rendering.texts import failure_text, t
 from core.answering.trace_summary import trace_summary
+from core.messages import LANGUAGES
 from core.models import RecordStatus
 from core.record import CitedSource, Record
 from core.text import detect_language
@@ -37,7 +38,7 @@ def record_lang(record: Record | None, fallback_text: str = "") -> str:
     """The user's language: the record's details.lang, else detected from the question."""
     if record is not None:
         lang = record.details.lang
-        if lang in ("zh", "en"):
+        if lang in LANGUAGES:
             return lang
         fallback_text = fallback_text or record.question
     return detect_language(fallback_text)

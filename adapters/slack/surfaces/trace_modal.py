@@ -32,45 +32,10 @@ from core.trace import RetrievalTrace, RoundStep
 
 TRACE_CALLBACK = "kb_trace"
 PAGE_ACTION_PREFIX = "kb_trace_page"
-_LABELS: dict[str, tuple[str, str]] = {
-    "question": ("问题", "Question"),
-    "rewritten": ("改写后的问题", "Rewritten question"),
-    "routing": ("路由", "Routing"),
-    "mode": ("模式", "mode"),
-    "escalated": ("已升级为多轮", "escalated to multi-hop"),
-    "decision": ("判定", "decision"),
-    "source": ("依据", "decided by"),
-    "rule_score": ("规则分", "rule score"),
-    "classifier": ("分类器概率", "classifier probability"),
-    "vote": ("模型投票", "model vote"),
-    "reason": ("理由", "reason"),
-    "round": ("第 {n} 轮", "Round {n}"),
-    "queries": ("查询", "Queries"),
-    "new": ("新增段落", "New paragraphs"),
-    "total": ("累计证据", "Evidence so far"),
-    "sufficient": ("资料充分", "Sufficient"),
-    "gap": ("缺口", "Gap"),
-    "next": ("下一轮查询", "Next queries"),
-    "stop": ("停止原因", "Stop reason"),
-    "context": ("上下文", "Context"),
-    "compacted": ("已压缩轮数", "turns compacted"),
-    "recent": ("保留原文轮数", "recent turns kept"),
-    "revision": ("摘要版本", "summary revision"),
-    "tokens": ("估算 token / 预算", "estimated tokens / budget"),
-    "over": ("超出预算", "over budget"),
-    "compaction_reason": ("压缩原因", "compaction"),
-    "disabled": ("未使用历史", "history disabled"),
-    "engine": ("引擎", "engine"),
-    "run_time": ("检索耗时", "retrieval time"),
-    "rerank": ("重排(保留/候选)", "rerank (kept/candidates)"),
-    "yes": ("是", "yes"),
-    "no": ("否", "no"),
-}
 
 
 def _l(key: str, lang: str, **values: Any) -> str:
-    zh, en = _LABELS[key]
-    return (zh if lang == "zh" else en).format(**values)
+    return t(f"trace.{key}", lang, **values)
 
 
 def _yes(value: Any, lang: str) -> str:

@@ -8,6 +8,7 @@ import time
 from typing import Any, TextIO
 
 from adapters.slack.delivery.ledger import Delivery, DeliveryState
+from bot.cli.texts import t
 from core.answering.answer import contiguous_citations, render_sources
 from core.answering.progress_text import progress_text
 from core.answering.trace_summary import trace_summary
@@ -62,27 +63,18 @@ def one_line(text: str, width: int = PROGRESS_WIDTH) -> str:
 def context_text(context: ContextStats, lang: str) -> str:
     """The trace's context line: turns kept and compacted, estimated tokens against the budget."""
     if context.enabled is False:
-        return "上下文: 未使用历史" if lang == "zh" else "context: history disabled"
+        return t("context.disabled", lang)
     recent = context.recent_rounds or 0
     compacted = context.compacted_rounds or 0
     tokens, budget = context.estimated_tokens, context.token_budget
-    if lang == "zh":
-        parts = [f"近期 {recent} 轮原文", f"摘要含 {compacted} 轮"]
-        if tokens is not None and budget:
-            parts.append(f"约 {tokens}/{budget} token")
-        if context.compacted:
-            parts.append("本次已压缩")
-        if context.compaction_error:
-            parts.append(f"压缩失败: {context.compaction_error}")
-        return "上下文: " + " · ".join(parts)
-    parts = [f"{recent} recent turns", f"{compacted} in the summary"]
+    parts = [t("context.recent", lang, recent=recent), t("context.compacted", lang, compacted=compacted)]
     if tokens is not None and budget:
-        parts.append(f"~{tokens} of {budget} tokens")
+        parts.append(t("context.tokens", lang, tokens=tokens, budget=budget))
     if context.compacted:
-        parts.append("compacted for this question")
+        parts.append(t("context.compacted_now", lang))
     if context.compaction_error:
-        parts.append(f"compaction failed: {context.compaction_error}")
-    return "context: " + " · ".join(parts)
+        parts.append(t("context.compaction_failed", lang, error=context.compaction_error))
+    return t("context.line", lang, parts=" · ".join(parts))
 
 
 def delivery_json(delivery: Delivery) -> dict[str, Any]:
@@ -116,7 +108,7 @@ def format_trace(record: Record, delivery: Delivery | None = None) -> str:
     lang = record_lang(record)
     lines = [f"record {record.id} [{record.status}] · {one_line(record.question)}"]
     if record.rewritten:
-        lines.append(("改写后的问题: " if lang == "zh" else "rewritten: ") + record.rewritten)
+        lines.append(t("trace.rewritten", lang, rewritten=record.rewritten))
     trace = record.details.trace
     if trace is not None:
         lines.append(render_trace_text(trace, lang))
