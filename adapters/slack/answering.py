@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.ledger import Delivery, DeliveryLedger, DeliveryState, Tracked
 from adapters.slack.delivery.outbox import Destination, Outbox
+from adapters.slack.delivery.reply_marks import notice_mark
 from adapters.slack.delivery.slack_errors import CALL_ERRORS
 from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.inbound.channel_config import ChannelConfig, channel_scope
@@ -191,7 +192,9 @@ class Answerer:
 
     async def notify(self, channel: str, thread_ts: str, text: str, lang: str) -> None:
         """A one-off notice in the thread (no record), paced like every post."""
-        await self.outbox.post(Destination(channel, thread_ts, lang), lambda: notice_message(text))
+        await self.outbox.post(
+            Destination(channel, thread_ts, lang), lambda: notice_message(text), mark=notice_mark(thread_ts)
+        )
 
     async def resume(self, tracked: Tracked) -> None:
         """Answer an interrupted record again, in place of its visible reply (KB_RESUME_INTERRUPTED)."""
