@@ -45,6 +45,7 @@ FAST = SlackOptions(
     stream_interval=0.05,
 )
 NATIVE = replace(FAST, streaming="auto")
+NOTICE = replace(FAST, resume_interrupted=False)  # KB_RESUME_INTERRUPTED=false: "please ask again"
 
 
 def default_settings() -> Settings:

@@ -260,22 +260,25 @@ async def test_a_failure_ends_the_timeline_in_error_and_shows_the_failure(slack:
     assert _record(slack).status == RecordStatus.FAILED
 
 
-async def test_shutdown_mid_stream_marks_the_answer_interrupted_in_its_message(slack: SlackHarness) -> None:
-    """Stopping the bot while an answer streams marks the record interrupted and its stream message says so."""
-    gate = asyncio.Event()
-    slack.pipeline.script("slow?", answer="Never sent.", gate=gate)
-    await slack.event(slack.mention("slow?", ts="1100.001300"))
-    await slack.mock.wait_for(
-        lambda: bool(slack.pipeline.store.records) and bool(slack.reply_ref_of(_record(slack)))
-    )
-    assert await slack.bot.shutdown(grace=0.1) == 1
-    [reply] = slack.mock.thread("C1", "1100.001300")
-    assert "interrupted" in reply.block_text() and "Never sent" not in reply.block_text()
-    record = _record(slack)
-    assert record.status == RecordStatus.INTERRUPTED
-    assert (
-        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
-    )
+async def test_shutdown_mid_stream_marks_the_answer_interrupted_in_its_message() -> None:
+    """With KB_RESUME_INTERRUPTED=false: stopping the bot while an answer streams marks the record
+    interrupted and its stream message says so."""
+    async with SlackHarness.running(options=replace(NATIVE, resume_interrupted=False)) as slack:
+        gate = asyncio.Event()
+        slack.pipeline.script("slow?", answer="Never sent.", gate=gate)
+        await slack.event(slack.mention("slow?", ts="1100.001300"))
+        await slack.mock.wait_for(
+            lambda: bool(slack.pipeline.store.records) and bool(slack.reply_ref_of(_record(slack)))
+        )
+        assert await slack.bot.shutdown(grace=0.1) == 1
+        [reply] = slack.mock.thread("C1", "1100.001300")
+        assert "interrupted" in reply.block_text() and "Never sent" not in reply.block_text()
+        record = _record(slack)
+        assert record.status == RecordStatus.INTERRUPTED
+        assert (
+            slack.delivery_of(record) is not None
+            and slack.delivery_of(record).state == DeliveryState.DELIVERED
+        )
 
 
 async def test_a_burst_in_one_channel_uses_one_posting_turn_per_answer() -> None:
