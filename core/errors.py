@@ -1,4 +1,5 @@
-"""Domain errors. Each carries a user-safe message in Chinese and English; details go to logs only.
+"""Domain errors. Each carries a user-safe message (a catalogue phrase, shown in the reader's language);
+details go to logs only.
 
 KbError
  ├── InvalidInput          bad question, unknown search mode, blank query ...
@@ -16,20 +17,25 @@ KbError
 
 from __future__ import annotations
 
+from core.messages import Phrase, phrase
+
 
 class KbError(Exception):
-    """Base error with a user-facing message in both languages."""
+    """Base error with a user-facing message, a catalogue phrase put into the reader's language when shown."""
 
     code = "error"
 
-    def __init__(self, zh: str, en: str, *, detail: str | None = None) -> None:
-        super().__init__(detail or en)
-        self.zh = zh
-        self.en = en
+    def __init__(self, message: Phrase, *, detail: str | None = None) -> None:
+        super().__init__(detail or message.text("en"))
+        self.phrase = message
 
     def message(self, lang: str) -> str:
-        """The user-facing message in the user's language ("zh" or "en")."""
-        return self.zh if lang == "zh" else self.en
+        """The user-facing message in the user's language (the catalogue's language rule)."""
+        return self.phrase.text(lang)
+
+    def in_both_languages(self) -> str:
+        """The message in Chinese and English, for a reader whose language is not known."""
+        return self.phrase.in_both_languages()
 
 
 class InvalidInput(KbError):
@@ -40,10 +46,7 @@ class QuestionTooLong(InvalidInput):
     code = "question_too_long"
 
     def __init__(self, tokens: int, limit: int) -> None:
-        super().__init__(
-            f"问题太长:约 {tokens} 个 token,上限为 {limit}。请缩短后再问。",
-            f"The question is too long: about {tokens} tokens, the limit is {limit}. Please shorten it.",
-        )
+        super().__init__(phrase("error.question_too_long", tokens=tokens, limit=limit))
         self.tokens = tokens
         self.limit = limit
 
@@ -56,33 +59,21 @@ class ModelUnavailable(ModelError):
     code = "model_unavailable"
 
     def __init__(self, detail: str = "") -> None:
-        super().__init__(
-            "模型服务暂时不可用,请稍后再试。",
-            "The model service is unavailable right now; please try again later.",
-            detail=detail or None,
-        )
+        super().__init__(phrase("error.model_unavailable"), detail=detail or None)
 
 
 class ModelTruncated(ModelError):
     code = "model_truncated"
 
     def __init__(self, detail: str = "") -> None:
-        super().__init__(
-            "模型输出被截断,结果未被使用。",
-            "The model's output was cut off, so it was not used.",
-            detail=detail or None,
-        )
+        super().__init__(phrase("error.model_truncated"), detail=detail or None)
 
 
 class ModelOutputInvalid(ModelError):
     code = "model_output_invalid"
 
     def __init__(self, detail: str = "") -> None:
-        super().__init__(
-            "模型返回的内容无效。",
-            "The model returned an invalid result.",
-            detail=detail or None,
-        )
+        super().__init__(phrase("error.model_output_invalid"), detail=detail or None)
 
 
 class KnowledgeBaseError(KbError):
@@ -93,11 +84,7 @@ class StoreUnavailable(KbError):
     code = "store_unavailable"
 
     def __init__(self, detail: str = "") -> None:
-        super().__init__(
-            "会话存储暂时不可用,请稍后再试。",
-            "The conversation store is unavailable right now; please try again later.",
-            detail=detail or None,
-        )
+        super().__init__(phrase("error.store_unavailable"), detail=detail or None)
 
 
 class NotFound(KbError):
@@ -112,8 +99,4 @@ class ContextConflict(KbError):
     code = "context_conflict"
 
     def __init__(self, detail: str = "") -> None:
-        super().__init__(
-            "会话上下文已被其他操作更新,请重试。",
-            "The conversation context was updated by another operation; please retry.",
-            detail=detail or None,
-        )
+        super().__init__(phrase("error.context_conflict"), detail=detail or None)

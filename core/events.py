@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from core.models import Record
+from core.record import Record
 
 
 @dataclass(frozen=True, slots=True)

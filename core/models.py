@@ -1,4 +1,4 @@
-"""Frozen value types shared by every layer: documents, hits, turns, records, retrieval outcomes (traces: core.trace)."""
+"""Frozen value types shared by every layer: documents, hits, turns, retrieval outcomes (records: core.record)."""
 
 from __future__ import annotations
 
@@ -148,31 +148,6 @@ class Hit:
     location: Location = NOWHERE
     title: str = ""  # the document's own title (its first heading, PDF/Office metadata), "" when unknown
 
-    def citation(self) -> Citation:
-        """The reference to show for this paragraph."""
-        return Citation(
-            document=self.document_name, heading=self.heading, source=self.source, location=self.location
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Citation:
-    """A numbered source shown under an answer."""
-
-    document: str
-    heading: str = ""
-    source: str = ""
-    location: Location = NOWHERE
-
-    def to_dict(self) -> dict[str, str | int]:
-        """document, heading and source, plus the location's set fields (page, slide, sheet, rows)."""
-        return {
-            "document": self.document,
-            "heading": self.heading,
-            "source": self.source,
-            **self.location.to_dict(),
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
@@ -249,26 +224,6 @@ class Turn:
     record_id: int
     question: str
     answer: str
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One question asked in a conversation, and what became of it."""
-
-    id: int
-    conversation_id: str
-    question: str
-    status: RecordStatus
-    rewritten: str | None = None
-    answer: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)  # JSON: the stored details column
-    event_key: str | None = None
-    created_at: float = 0.0
-    updated_at: float = 0.0
-    asked_by: str | None = None  # who asked, as the front end names them ("slack:T1:U1"); None from the CLI
-    reply_to: str | None = (
-        None  # where a front end delivers the answer ("channel:thread_ts"); None: shown by it
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,13 +321,91 @@ class RetrievalOutcome:
     model_calls: int = 0
 
 
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextStats:
+    """What loading a question's history found: stored as the record's details["context"].
+
+    The bounded loader reports enabled, compacted, recent_rounds and estimated_tokens; the compacting one
+    also the snapshot it used (revision, compacted_rounds, through_record_id), the token budget, whether
+    the history exceeded it and why it compacted or not (docs/design.md#compaction). None: not reported
+    (by this loader, or by an older record). summary_calls and compaction_error are stored only when set.
+    """
+
+    enabled: bool | None = None
+    compacted: bool | None = None
+    revision: int | None = None
+    compacted_rounds: int | None = None
+    through_record_id: int | None = None
+    recent_rounds: int | None = None
+    token_budget: int | None = None
+    threshold_exceeded: bool | None = None
+    compaction_reason: str | None = None
+    estimated_tokens: int | None = None
+    summary_calls: int = 0
+    compaction_error: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        """The reported fields, by name."""
+        data: dict[str, object] = {
+            name: value for name in _CONTEXT_REPORTED if (value := getattr(self, name)) is not None
+        }
+        if self.summary_calls:
+            data["summary_calls"] = self.summary_calls
+        if self.compaction_error:
+            data["compaction_error"] = self.compaction_error
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ContextStats:
+        """Stored statistics (a missing or malformed field is not reported)."""
+        reason, error = data.get("compaction_reason"), data.get("compaction_error")
+        return cls(
+            enabled=_flag(data.get("enabled")),
+            compacted=_flag(data.get("compacted")),
+            revision=_count(data.get("revision")),
+            compacted_rounds=_count(data.get("compacted_rounds")),
+            through_record_id=_count(data.get("through_record_id")),
+            recent_rounds=_count(data.get("recent_rounds")),
+            token_budget=_count(data.get("token_budget")),
+            threshold_exceeded=_flag(data.get("threshold_exceeded")),
+            compaction_reason=reason if isinstance(reason, str) else None,
+            estimated_tokens=_count(data.get("estimated_tokens")),
+            summary_calls=_count(data.get("summary_calls")) or 0,
+            compaction_error=error if isinstance(error, str) else "",
+        )
+
+
+_CONTEXT_REPORTED = (
+    "enabled",
+    "compacted",
+    "revision",
+    "compacted_rounds",
+    "through_record_id",
+    "recent_rounds",
+    "token_budget",
+    "threshold_exceeded",
+    "compaction_reason",
+    "estimated_tokens",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class LoadedContext:
-    """History prepared for one question: messages for the model plus turns and metadata."""
+    """History prepared for one question: messages for the model, the turns, the summary as sent (for the
+    rewrite; it stays in the conversation's context, not in the record) and the statistics."""
 
     messages: tuple[Message, ...] = ()
     turns: tuple[Turn, ...] = ()
-    metadata: dict[str, Any] = field(default_factory=dict)  # JSON: stored as the record's details["context"]
+    metadata: ContextStats = ContextStats()
+    summary: str = ""
     usage: Usage = Usage()
 
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from core import messages
 from core.answering.answer import citations, uncertainty_notice
 from core.answering.generation import AnswerWriter
 from core.answering.run_ledger import RunLedger
@@ -31,7 +32,6 @@ from core.models import (
     CompactionReport,
     ConversationScope,
     LoadedContext,
-    Record,
     RecordOpening,
     RecordStatus,
     RetrievalMode,
@@ -40,6 +40,7 @@ from core.models import (
     Usage,
 )
 from core.ports import ContextLoader, ConversationLock, Engine, Records, Retriever
+from core.record import Record, UsageTally
 from core.retrieval.versions import version_note
 from core.text import detect_language, normalize_query
 from core.validation import validate_question
@@ -55,7 +56,7 @@ class NoKnowledgeBase(KbError):
     code = "no_knowledge_base"
 
     def __init__(self) -> None:
-        super().__init__("这里还没有配置知识库,无法回答。", "No knowledge base is configured here.")
+        super().__init__(messages.phrase("error.no_knowledge_base"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,7 @@ class Pipeline:
     async def feedback(self, command: GiveFeedback) -> Record | None:
         """Keep a person's 👍/👎 on an answer; None when the record does not exist."""
         if command.value not in ("up", "down"):
-            raise InvalidInput("反馈只能是 up 或 down。", "Feedback is either up or down.")
+            raise InvalidInput(messages.phrase("error.bad_feedback"))
         return await self._records.add_feedback(
             command.record_id, person=command.person, value=command.value, at=time.time()
         )
@@ -194,11 +195,7 @@ class Pipeline:
             return
         except Exception as exc:
             log.exception("question %s failed", record.id)
-            message = (
-                "处理问题时出错,请稍后再试。"
-                if run.lang == "zh"
-                else "Something went wrong; please try again."
-            )
+            message = messages.text("error.internal", run.lang)
             failed = await self._fail(record, RecordStatus.FAILED, f"internal: {exc!r}", run)
             await emit(Failed(code="internal_error", message=message, record=failed))
             return
@@ -223,19 +220,18 @@ class Pipeline:
         except KbError as exc:
             # A blank or binary question, or a record that could not be read, carries no language: say both.
             has_words = isinstance(command, Ask) and any(ch.isalpha() for ch in command.text or "")
-            message = exc.message(run.lang) if has_words else f"{exc.zh} / {exc.en}"
+            message = exc.message(run.lang) if has_words else exc.in_both_languages()
             return Failed(code=exc.code, message=message)
         if not created:
-            message = "这个问题已经收到。" if run.lang == "zh" else "This question was already received."
+            message = messages.text("error.duplicate_question", run.lang)
             return Failed(code="duplicate", message=message, record=record)
         return record
 
     async def _fail(
         self, record: Record, status: RecordStatus, reason: str, run: RunLedger, message: str = ""
     ) -> Record:
-        details = {**run.details, "lang": run.lang, "timings": run.timings}
-        if message:
-            details["user_message"] = message  # what the user was told, shown again on re-delivery
+        # user_message: what the user was told, shown again on re-delivery
+        details = replace(run.details(), user_message=message)
         return await self._records.fail_record(record.id, status=status, reason=reason, details=details)
 
     async def _answer(
@@ -246,7 +242,6 @@ class Pipeline:
         emit: Callable[[Progress], Awaitable[None]],
     ) -> Record:
         text = record.question
-        run.details["lang"] = run.lang
         await emit(ContextLoading())
         context = await self._load_context(record, run, emit)
         since = time.monotonic()
@@ -266,12 +261,12 @@ class Pipeline:
         since = run.lap("retrieval", since)
         run.charge(outcome.usage, outcome.model_calls)
         trace = replace(outcome.trace, rewritten=rewritten, datasets=datasets, search_mode=search_mode)
-        run.details["trace"] = trace.to_json()
+        run.trace = trace
         await emit(Generating(rounds=len(trace.rounds), stop_reason=outcome.stop_reason.value))
         shown = (
             text
             if rewritten == text
-            else f"{text}\n({'完整问题' if run.lang == 'zh' else 'standalone'}: {rewritten})"
+            else messages.text("prompt.standalone", run.lang, question=text, standalone=rewritten)
         )
         request = AnswerRequest(
             question=shown,
@@ -286,7 +281,7 @@ class Pipeline:
         answer, engine_name = await self._writer.write(request, run, emit)
         run.lap("generation", since)
         cited = citations(answer, outcome.hits)
-        versions = version_note([item["document"] for item in cited], outcome.hits, run.lang)
+        versions = version_note([item.document for item in cited], outcome.hits, run.lang)
         if versions:
             await emit(AnswerDelta(text=f"\n\n{versions}"))
             answer = f"{answer.rstrip()}\n\n{versions}"
@@ -294,17 +289,15 @@ class Pipeline:
         if notice:
             await emit(Notice(text=notice))
             answer = f"{answer.rstrip()}\n\n{notice}"
-        run.timings["total"] = round(time.monotonic() - run.started, 4)
-        details = {
-            **record.details,
-            **run.details,
-            "engine": engine_name,
-            "notice": notice,
-            "citations": cited,
-            "evidence_ids": [hit.id for hit in outcome.hits],
-            "usage": {**run.usage.to_dict(), "model_calls": run.model_calls},
-            "timings": run.timings,
-        }
+        run.lap("total", run.started)
+        details = replace(
+            run.details(),
+            engine=engine_name,
+            notice=notice,
+            citations=cited,
+            evidence_ids=tuple(hit.id for hit in outcome.hits),
+            usage=UsageTally(run.usage.prompt_tokens, run.usage.completion_tokens, run.model_calls),
+        )
         return await self._records.complete_record(
             record.id, answer=answer, rewritten=rewritten, details=details
         )
@@ -325,14 +318,14 @@ class Pipeline:
             record.conversation_id, before_id=record.id, on_compacting=on_compacting
         )
         run.lap("context", since)
-        run.charge(context.usage, int(context.metadata.get("summary_calls", 0)))
-        # The summary text itself stays in the conversation_context table, not in every record.
-        run.details["context"] = {k: v for k, v in context.metadata.items() if k != "summary"}
+        run.charge(context.usage, context.metadata.summary_calls)
+        # The summary text itself (context.summary) stays in the conversation_context table, not in the record.
+        run.context = context.metadata
         return context
 
     async def _rewrite(self, context: LoadedContext, text: str, run: RunLedger) -> str:
         history = list(context.turns)
-        summary = str(context.metadata.get("summary", "")) if context.metadata.get("compacted_rounds") else ""
+        summary = context.summary if context.metadata.compacted_rounds else ""
         if summary:
             history.insert(0, Turn(record_id=0, question="[较早会话摘要 / earlier summary]", answer=summary))
         if not history:
@@ -343,14 +336,14 @@ class Pipeline:
             # A truncated or failed rewrite is never used: the fallback engine (extractive) rewrites instead,
             # so the follow-up keeps its topic; without one the original question is searched.
             log.warning("rewrite failed (%s); falling back", exc)
-            run.details["rewrite_error"] = f"{exc.code}: {exc}"
+            run.rewrite_error = f"{exc.code}: {exc}"
             run.charge(Usage())
             return await self._fallback_rewrite(history, text, run)
         run.charge(usage)
         if normalize_query(rewritten) == normalize_query(text):
             # Small models hand an elliptical follow-up back unchanged (seen on Qwen2.5 0.5B): the extractive
             # rewrite decides whether it needs the earlier topic (it leaves a standalone question alone).
-            run.details["rewrite_error"] = "model_unchanged: the model returned the question unchanged"
+            run.rewrite_error = "model_unchanged: the model returned the question unchanged"
             return await self._fallback_rewrite(history, text, run)
         return rewritten.strip() or text
 
@@ -362,7 +355,7 @@ class Pipeline:
         except ModelError as exc:
             log.warning("fallback rewrite failed too (%s); using the original question", exc)
             return text
-        run.details["rewrite_engine"] = f"{self._fallback.name} (fallback)"
+        run.rewrite_engine = f"{self._fallback.name} (fallback)"
         return rewritten.strip() or text
 
 

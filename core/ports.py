@@ -19,7 +19,6 @@ from core.models import (
     Hit,
     LoadedContext,
     Message,
-    Record,
     RecordOpening,
     RecordStatus,
     RetrievalMode,
@@ -29,6 +28,7 @@ from core.models import (
     Turn,
     Usage,
 )
+from core.record import NO_DETAILS, Record, RecordDetails
 
 
 class Embedder(Protocol):
@@ -220,20 +220,24 @@ class Records(RecordReader, Protocol):
         ...
 
     async def reopen_record(self, record_id: int, conversation_id: str) -> Record:
-        """Ask again: the record goes back to pending, its old answer kept in details. NotFound when the
-        record does not exist or belongs to another conversation."""
+        """Ask again: the record goes back to pending, its old answer (with its details) appended to
+        details.previous_answers, the only details it keeps. NotFound when the record does not exist or
+        belongs to another conversation."""
         ...
 
     async def complete_record(
-        self, record_id: int, *, answer: str, rewritten: str | None, details: dict[str, Any]
+        self, record_id: int, *, answer: str, rewritten: str | None, details: RecordDetails
     ) -> Record:
-        """Mark answered with everything at once (answer, rewritten question, details)."""
+        """Mark answered with everything at once (answer, rewritten question, details). The details' set
+        fields replace the stored ones; fields at their defaults keep what is stored (feedback, earlier
+        attempts)."""
         ...
 
     async def fail_record(
-        self, record_id: int, *, status: RecordStatus, reason: str, details: dict[str, Any] | None = None
+        self, record_id: int, *, status: RecordStatus, reason: str, details: RecordDetails = NO_DETAILS
     ) -> Record:
-        """Mark failed or interrupted with the reason; never touches an answered record."""
+        """Mark failed or interrupted with the reason (details.failure), the details' set fields merged
+        as complete_record merges them; never touches an answered record."""
         ...
 
     async def add_feedback(self, record_id: int, *, person: str, value: str, at: float) -> Record | None:

@@ -27,13 +27,18 @@ STOP_WORDS_EN = frozenset(
 )
 
 
-def detect_language(text: str) -> str:
-    """'zh' when the text has a meaningful share of CJK characters, otherwise 'en'."""
+def is_chinese(text: str) -> bool:
+    """Whether the text has a meaningful share of CJK characters (what detect_language calls Chinese)."""
     if not text:
-        return "en"
+        return False
     cjk = len(_CJK.findall(text))
     latin = sum(len(w) for w in _LATIN_WORD.findall(text)) / 4  # ~4 latin letters carry a CJK char's weight
-    return "zh" if cjk and cjk >= latin * 0.5 else "en"
+    return bool(cjk) and cjk >= latin * 0.5
+
+
+def detect_language(text: str) -> str:
+    """'zh' when the text has a meaningful share of CJK characters, otherwise 'en'."""
+    return "zh" if is_chinese(text) else "en"
 
 
 def normalize_query(text: str) -> str:

@@ -1,9 +1,8 @@
 """The retrieval trace as typed values: routing decision, rounds, stop reason, rerank; JSON only at the edge.
 
 Retrieval builds a :class:`RetrievalTrace` immutably, the pipeline adds what it searched
-(rewritten question, datasets, search mode) and stores ``to_json()`` in the record's details. Every reader
-parses a stored trace once with :func:`record_trace` (or :meth:`RetrievalTrace.from_json`) and reads
-attributes. ``from_json`` reads today's rows and older, partial ones: a missing key takes its default and a
+(rewritten question, datasets, search mode) and keeps it in the record's details (core.record), which
+store ``to_json()`` and parse a stored trace once with :func:`record_trace`; readers read attributes. ``from_json`` reads today's rows and older, partial ones: a missing key takes its default and a
 stop reason this version does not know is kept as its string. The stop labels are derived from the stop
 reason; ``to_json`` still writes them (``stop_label_zh``/``stop_label_en``) for readers of the raw JSON.
 """
@@ -14,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
+
+from core.messages import text
 
 Route = Literal["single", "multi"]
 Source = Literal["rule", "classifier", "model", "fallback", "forced"]
@@ -33,23 +34,9 @@ class StopReason(StrEnum):
     SINGLE_SEARCH = "single_search"
 
 
-STOP_REASON_LABELS: dict[StopReason, tuple[str, str]] = {
-    StopReason.SUFFICIENT: ("资料充分", "evidence sufficient"),
-    StopReason.MAX_ROUNDS: ("达到检索轮次上限", "round limit reached"),
-    StopReason.DUPLICATE_QUERY: ("查询重复", "queries repeated"),
-    StopReason.NO_NEW_EVIDENCE: ("未发现新增资料", "no new evidence"),
-    StopReason.EVIDENCE_BUDGET: ("达到资料容量上限", "evidence budget reached"),
-    StopReason.NO_FOLLOWUP_QUERY: ("无后续查询", "no follow-up query"),
-    StopReason.NO_DATASETS: ("未关联知识库", "no knowledge base configured"),
-    StopReason.ASSESSMENT_ERROR: ("资料核验未完成", "evidence check failed"),
-    StopReason.SINGLE_SEARCH: ("单次检索", "single search"),
-}
-
-
 def stop_reason_label(reason: StopReason, lang: str) -> str:
-    """The Chinese or English label of a stop reason."""
-    zh, en = STOP_REASON_LABELS[reason]
-    return zh if lang == "zh" else en
+    """The label of a stop reason in lang's language (the catalogue's ``stop.<reason>``)."""
+    return text(f"stop.{reason.value}", lang)
 
 
 FEATURE_NAMES: tuple[str, ...] = (

@@ -6,6 +6,7 @@ import unicodedata
 
 from core.budget import count_tokens
 from core.errors import InvalidInput, QuestionTooLong
+from core.messages import phrase
 
 
 def _is_garbage(text: str) -> bool:
@@ -24,14 +25,9 @@ def validate_question(text: str | None, *, max_tokens: int) -> str:
     """The question stripped; raises InvalidInput (blank, binary) or QuestionTooLong (with its measured size)."""
     question = (text or "").strip()
     if not question:
-        raise InvalidInput(
-            "问题不能为空,请输入要查询的内容。", "The question is empty; please type what you want to know."
-        )
+        raise InvalidInput(phrase("error.empty_question"))
     if _is_garbage(question):
-        raise InvalidInput(
-            "问题包含无法识别的二进制或乱码内容,请用文字重新提问。",
-            "The question contains binary or unreadable characters; please ask in plain text.",
-        )
+        raise InvalidInput(phrase("error.unreadable_question"))
     tokens = count_tokens(question)
     if tokens > max_tokens:
         raise QuestionTooLong(tokens, max_tokens)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Sequence
@@ -11,14 +10,14 @@ from dataclasses import replace
 from typing import Any
 
 from adapters.slack.delivery.ledger import Delivery, DeliveryState, EventClaim, Tracked
+from adapters.store.errors import record_not_found, record_not_pending, record_to_answer_not_found
 from core.errors import (
     InvalidInput,
     ModelOutputInvalid,
     ModelTruncated,
     ModelUnavailable,
-    NotAllowed,
-    NotFound,
 )
+from core.messages import phrase
 from core.models import (
     AnswerRequest,
     Assessment,
@@ -30,13 +29,13 @@ from core.models import (
     DocumentInfo,
     Hit,
     Message,
-    Record,
     RecordOpening,
     RecordStatus,
     SearchRequest,
     Turn,
     Usage,
 )
+from core.record import NO_DETAILS, ArchivedAttempt, Record, RecordDetails, Verdict
 from core.text import normalize_query
 from tests.stored import stored_question
 
@@ -76,7 +75,7 @@ class FakeKnowledgeBase:
         if not request.datasets:
             return []
         if not request.query.strip():
-            raise InvalidInput("检索问题不能为空", "The search query must not be empty")
+            raise InvalidInput(phrase("error.empty_query"))
         self.requests.append(request)
         key = normalize_query(request.query)
         if key in self.scripted:
@@ -316,20 +315,20 @@ class InMemoryConversationStore:
 
     def _record(self, record_id: int) -> Record:
         if record_id not in self.records:
-            raise NotFound("找不到该记录。", f"record {record_id} not found")
+            raise record_not_found(record_id)
         return self.records[record_id]
 
     async def complete_record(
-        self, record_id: int, *, answer: str, rewritten: str | None, details: dict[str, Any]
+        self, record_id: int, *, answer: str, rewritten: str | None, details: RecordDetails
     ) -> Record:
         current = self._record(record_id)
         if current.status != RecordStatus.PENDING:
-            raise NotAllowed("该问题已结束,无法再写入回答。", f"record {record_id} is {current.status}")
+            raise record_not_pending(record_id, current.status)
         record = replace(
             current,
             answer=answer,
             rewritten=rewritten,
-            details={**current.details, **copy.deepcopy(details)},
+            details=_merged(current.details, details),
             status=RecordStatus.ANSWERED,
             updated_at=time.time(),
         )
@@ -337,14 +336,14 @@ class InMemoryConversationStore:
         return record
 
     async def fail_record(
-        self, record_id: int, *, status: RecordStatus, reason: str, details: dict[str, Any] | None = None
+        self, record_id: int, *, status: RecordStatus, reason: str, details: RecordDetails = NO_DETAILS
     ) -> Record:
         if status not in (RecordStatus.FAILED, RecordStatus.INTERRUPTED):
-            raise InvalidInput("状态无效。", f"cannot fail a record with status {status}")
+            raise InvalidInput(phrase("error.bad_failure_status", status=status))
         record = self._record(record_id)
         if record.status == RecordStatus.ANSWERED:
             return record
-        merged = {**record.details, **(details or {}), "failure": reason}
+        merged = _merged(record.details, replace(details, failure=reason))
         record = replace(record, status=status, details=merged, updated_at=time.time())
         self.records[record_id] = record
         return record
@@ -352,26 +351,22 @@ class InMemoryConversationStore:
     async def reopen_record(self, record_id: int, conversation_id: str) -> Record:
         record = self.records.get(record_id)
         if record is None or record.conversation_id != conversation_id:
-            raise NotFound("找不到要重新回答的问题。", "The question to answer again was not found.")
+            raise record_to_answer_not_found(record_id)
         if record.status == RecordStatus.PENDING:
             return record
-        previous = list(record.details.get("previous_answers", []))
-        attempt_details = {k: v for k, v in record.details.items() if k != "previous_answers"}
-        previous.append(
-            {
-                "status": str(record.status),
-                "answer": record.answer,
-                "rewritten": record.rewritten,
-                "updated_at": record.updated_at,
-                "details": attempt_details,
-            }
+        attempt = ArchivedAttempt(
+            status=record.status,
+            answer=record.answer,
+            rewritten=record.rewritten,
+            updated_at=record.updated_at,
+            details=replace(record.details, previous_answers=()),
         )
         record = replace(
             record,
             status=RecordStatus.PENDING,
             answer=None,
             rewritten=None,
-            details={"previous_answers": previous},
+            details=RecordDetails(previous_answers=(*record.details.previous_answers, attempt)),
             updated_at=time.time(),
         )
         self.records[record_id] = record
@@ -381,8 +376,9 @@ class InMemoryConversationStore:
         record = self.records.get(record_id)
         if record is None:
             return None
-        feedback = {**record.details.get("feedback", {}), person: {"value": value, "at": at}}
-        self.records[record_id] = replace(record, details={**record.details, "feedback": feedback})
+        others = [item for item in record.details.feedback if item.person != person]
+        feedback = tuple(sorted([*others, Verdict(person, value, at)], key=lambda item: item.person))
+        self.records[record_id] = replace(record, details=replace(record.details, feedback=feedback))
         return self.records[record_id]
 
     async def list_records(self, conversation_id: str, *, limit: int = 100) -> list[Record]:
@@ -414,7 +410,12 @@ class InMemoryConversationStore:
     async def answered(self, conversation_id: str, question: str, answer: str) -> Record:
         """Test helper: store a question and its answer as one completed turn (in a stored conversation)."""
         record = await stored_question(self, conversation_id, question)
-        return await self.complete_record(record.id, answer=answer, rewritten=None, details={})
+        return await self.complete_record(record.id, answer=answer, rewritten=None, details=NO_DETAILS)
+
+
+def _merged(stored: RecordDetails, patch: RecordDetails) -> RecordDetails:
+    """What the SQL stores keep after writing patch over stored: its JSON's top-level keys replace theirs."""
+    return RecordDetails.from_json({**stored.to_json(), **patch.to_json()})
 
 
 class InMemoryDeliveryLedger:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.models import ConversationKey, Record, RecordOpening
+from core.models import ConversationKey, RecordOpening
 from core.ports import Records
+from core.record import Record
 
 
 async def stored_question(

@@ -275,10 +275,11 @@ def test_every_module_and_test_has_a_docstring() -> None:
 
 COMMENT_FOLDERS = ("core", "adapters", "bot", "multihop_classifier", "tests")
 DESIGN_PAGE = ROOT / "docs" / "design.md"
-# The specifications the code was first written from are numbered documents outside the repository.
-# Written as a pattern so that this file does not match itself.
-_OUTSIDE_REFERENCE = re.compile(r"seed\s+00", re.IGNORECASE)
+# The specifications the code was first written from are numbered documents outside the repository, as are
+# the team's reference notes (chroma, anchors, style). Written as a pattern so that this file does not match itself.
+_OUTSIDE_REFERENCE = re.compile(r"seed\s+00|(?<![\w/])(?:chroma|anchors|style)\.md", re.IGNORECASE)
 _DESIGN_REFERENCE = re.compile(r"docs/design\.md#([\w-]+)")
+_DOCS_REFERENCE = re.compile(r"docs/(\w+)\.md#([\w-]+)")
 _LOCAL_LINK = re.compile(r"\]\(#([\w-]+)\)")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
 
@@ -322,8 +323,14 @@ def test_no_comment_points_outside_the_repository() -> None:
         if (lines := outside_references(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}
-    sample = "x = 1  # as " + "Seed" + " 002 section 5 says\ny = 2  # a random seed of 7\n"
-    assert outside_references(sample) == ["x = 1  # as Seed" + " 002 section 5 says"]
+    sample = (
+        "x = 1  # as " + "Seed" + " 002 section 5 says\ny = 2  # a random seed of 7\n"
+        "z = 3  # measured (" + "chroma" + ".md §4)\nw = 4  # docs/storage.md#one-process\n"
+    )
+    assert outside_references(sample) == [
+        "x = 1  # as Seed" + " 002 section 5 says",
+        "z = 3  # measured (" + "chroma" + ".md §4)",
+    ]
 
 
 def test_every_design_reference_names_a_heading_of_the_design_page() -> None:
@@ -348,6 +355,20 @@ def test_every_design_reference_names_a_heading_of_the_design_page() -> None:
         references.setdefault(anchor, []).append("docs/design.md")
     assert len(references) >= 10, "the code should point at the design page's sections"
     assert {anchor: paths for anchor, paths in references.items() if anchor not in anchors} == {}
+
+
+def test_every_docs_reference_names_a_page_and_a_heading_there() -> None:
+    """Every docs/PAGE.md#anchor in the code and the Markdown names an existing page and one of its headings."""
+    missing: list[str] = []
+    markdown = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for path in [*_python_files(), *markdown]:
+        if path == Path(__file__).resolve():
+            continue  # its own samples
+        for page, anchor in _DOCS_REFERENCE.findall(path.read_text(encoding="utf-8")):
+            target = ROOT / "docs" / f"{page}.md"
+            if not target.exists() or anchor not in heading_slugs(target.read_text(encoding="utf-8")):
+                missing.append(f"{path.relative_to(ROOT)}: docs/{page}.md#{anchor}")
+    assert missing == []
 
 
 def test_the_folder_rule_flags_a_thirteen_module_folder(tmp_path: Path) -> None:
@@ -487,3 +508,74 @@ def test_the_slack_rule_flags_a_type_that_names_slack(tmp_path: Path) -> None:
     )
     found = [line.split(" ", 1)[1] for line in names_of_slack(sample, tmp_path)]
     assert found == ["SlackDelivery", "slack:"]
+
+
+# User-facing text is looked up in a message catalogue by key; only a catalogue knows the languages
+# (docs/design.md#the-message-catalogues).
+LANGUAGE_CODES = frozenset({"zh", "en"})
+LAYERS = ("core", "adapters", "bot")
+
+
+def catalogue_folders(root: Path = ROOT) -> list[Path]:
+    """The message catalogues: the folders holding one module per language (zh.py and en.py)."""
+    return sorted(
+        folder.parent
+        for layer in LAYERS
+        for folder in (root / layer).rglob("zh.py")
+        if (folder.parent / "en.py").exists()
+    )
+
+
+def _names_a_language(node: ast.expr) -> bool:
+    elements = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
+    return any(isinstance(item, ast.Constant) and item.value in LANGUAGE_CODES for item in elements)
+
+
+def language_comparisons(path: Path, root: Path = ROOT) -> list[str]:
+    """Lines where a module compares a value with "zh" or "en" (``lang == "zh"``, ``lang in ("zh", "en")``,
+    ``case "zh":``): a choice by language made outside the catalogues."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(map(_names_a_language, [node.left, *node.comparators])):
+            found.append(f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)}")
+        elif isinstance(node, ast.MatchValue) and _names_a_language(node.value):
+            found.append(f"{path.relative_to(root)}:{node.lineno} case {ast.unparse(node.value)}")
+    return found
+
+
+def test_no_code_outside_the_catalogues_compares_a_language() -> None:
+    """Text is chosen by key in a catalogue, never by `lang == "zh"` (or "en") in core/, adapters/ or bot/."""
+    catalogues = catalogue_folders()
+    assert [folder.relative_to(ROOT).as_posix() for folder in catalogues] == [
+        "adapters/slack/rendering/texts",
+        "bot/cli/texts",
+        "core/messages",
+    ]
+    offenders = [
+        line
+        for layer in LAYERS
+        for path in sorted((ROOT / layer).rglob("*.py"))
+        if not any(folder in path.parents for folder in catalogues)
+        for line in language_comparisons(path)
+    ]
+    assert offenders == []
+
+
+def test_the_language_rule_flags_a_comparison_with_a_language(tmp_path: Path) -> None:
+    """The checker finds ==, !=, `in` a tuple and a match case naming zh or en, and leaves other strings alone."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def f(lang, code):\n"
+        "    a = 'x' if lang == 'zh' else 'y'\n"
+        "    if 'en' != lang or lang in ('zh', 'en'):\n"
+        "        pass\n"
+        "    if code == 'both' or code in ('up', 'down'):\n"
+        "        pass\n"
+        "    match lang:\n"
+        "        case 'en':\n"
+        "            pass\n",
+        encoding="utf-8",
+    )
+    found = [line.split(" ", 1)[1] for line in language_comparisons(sample, tmp_path)]
+    assert found == ["lang == 'zh'", "'en' != lang", "lang in ('zh', 'en')", "case 'en'"]

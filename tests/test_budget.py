@@ -6,7 +6,8 @@ import logging
 
 import pytest
 
-from core.budget import TRUNCATION_MARKERS, clip, count_tokens, setting
+from core.budget import clip, count_tokens, setting
+from core.messages import CORE
 
 
 def test_counting_uses_the_offline_encoding() -> None:
@@ -25,25 +26,25 @@ def test_clip_finds_the_longest_prefix_with_a_chinese_marker() -> None:
     """A long Chinese text is cut to the longest prefix that fits, with the Chinese marker, within budget."""
     text = "行政复议机关应当自受理申请之日起六十日内作出行政复议决定。" * 40
     clipped = clip(text, 100)
-    assert clipped.endswith(TRUNCATION_MARKERS["zh"])
+    assert clipped.endswith(CORE.text("budget.truncated", "zh"))
     assert count_tokens(clipped) <= 100
-    prefix = clipped.removesuffix("\n" + TRUNCATION_MARKERS["zh"])
+    prefix = clipped.removesuffix("\n" + CORE.text("budget.truncated", "zh"))
     assert text.startswith(prefix)
-    longer = text[: len(prefix) + 1] + "\n" + TRUNCATION_MARKERS["zh"]
+    longer = text[: len(prefix) + 1] + "\n" + CORE.text("budget.truncated", "zh")
     assert count_tokens(longer) > 100
 
 
 def test_english_text_gets_the_english_marker() -> None:
     """The marker follows the language of the text."""
     clipped = clip("The application must be filed within sixty days. " * 50, 40)
-    assert clipped.endswith(TRUNCATION_MARKERS["en"])
+    assert clipped.endswith(CORE.text("budget.truncated", "en"))
 
 
 @pytest.mark.parametrize("text", ["😀👍🏽" * 200, "👨‍👩‍👧" * 100, "e\u0301" * 300, "\ud83d" + "字" * 300])
 def test_clip_never_splits_a_character_or_sequence(text: str) -> None:
     """Emoji, ZWJ sequences, combining marks and surrogates are never split at the cut."""
     clipped = clip(text, 30, lang="en")
-    body = clipped.removesuffix("\n" + TRUNCATION_MARKERS["en"])
+    body = clipped.removesuffix("\n" + CORE.text("budget.truncated", "en"))
     assert text.startswith(body)
     if body:
         assert not ("\ud800" <= body[-1] <= "\udbff")

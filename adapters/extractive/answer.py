@@ -23,12 +23,9 @@ from adapters.extractive.language.sentences import Sentence, split_sentences
 from adapters.extractive.language.terms import Haystack, terms
 from adapters.extractive.question.parts import question_parts
 from adapters.extractive.question.salience import Stack
+from core.messages import text
 from core.models import AnswerRequest, Hit
 
-LABELS = {
-    "zh": "（摘录式回答：未使用大模型，以下内容直接摘自资料）",
-    "en": "(Extractive answer: no language model was used; sentences are quoted from the sources.)",
-}
 MAX_SENTENCES = 5
 CLOSEST_SENTENCES = 3  # sentences shown for a part the evidence does not support
 HOP_SENTENCES = 2  # a bridge hop's opening sentences quoted when nothing else singles one out
@@ -48,16 +45,12 @@ def not_found_line(part: str, lang: str) -> str:
     part = " ".join(part.split())
     if len(part) > QUOTED_PART_CHARS:
         part = part[: QUOTED_PART_CHARS - 1].rstrip() + "…"
-    if lang == "zh":
-        return f"资料中未找到关于「{part}」的信息。"
-    return f'The sources contain no information about "{part}".'
+    return text("extractive.not_found", lang, part=part)
 
 
 def unconfirmed_line(part: str, lang: str) -> str:
     """Said before the closest passages of a part the evidence does not support."""
-    if lang == "zh":
-        return f"未能确认资料回答了「{part}」，以下是最接近的内容："
-    return f'It could not be confirmed that the sources answer "{part}"; the closest passages:'
+    return text("extractive.unconfirmed", lang, part=part)
 
 
 def closest_sentences(
@@ -175,17 +168,17 @@ def answer_pieces(
     meaning: Similarities | None = None,
 ) -> list[str]:
     """The answer as stream pieces: the label, then each part's heading and quoted sentences."""
-    lang = "zh" if request.lang == "zh" else "en"
+    lang = request.lang
     evidence = request.evidence
     question = request.standalone or request.question
     supports = judge_parts(question, evidence, threshold=threshold, meaning=meaning) if evidence else []
     by_part = {s.part: s for s in supports}
     parts = question_parts(question)
     candidates = split_sentences(evidence)
-    pieces = [LABELS[lang] + "\n"]
+    pieces = [text("extractive.label", lang) + "\n"]
     for part in parts:
         if len(parts) > 1:
-            pieces.append(f"\n【{part}】\n" if lang == "zh" else f'\nOn "{part}":\n')
+            pieces.append(text("extractive.part_heading", lang, part=part))
         support = by_part.get(part)
         if support is None:  # a part of nothing but answer-type words: the judge has no say, quote by terms
             chosen = best_sentences(part, evidence, candidates) if evidence else []

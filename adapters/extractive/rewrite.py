@@ -28,7 +28,7 @@ from adapters.extractive.language.terms import (
 )
 from adapters.extractive.question.parts import has_content
 from core.models import Turn
-from core.text import detect_language
+from core.text import is_chinese
 
 MAX_DEPTH = 3
 MAX_SUBJECT_PHRASES = 3
@@ -62,7 +62,7 @@ def _rewrite(history: list[Turn], question: str) -> str:
     subject = subject_of(previous)
     if not subject:
         return question
-    english = detect_language(question) == "en"
+    english = not is_chinese(question)
     rewritten = (
         _replace_pronouns_en(question, subject) if english else _replace_pronouns_zh(question, subject)
     )
@@ -103,7 +103,7 @@ def _variation(question: str, previous: str) -> str | None:
 
 def subject_of(question: str) -> str:
     """The salient subject of a question: its first noun phrases (Chinese) or content span (English)."""
-    if detect_language(question) == "en":
+    if not is_chinese(question):
         return _content_span_en(question)
     phrases = noun_phrases(question) or terms(question)
     return " ".join(phrases[:MAX_SUBJECT_PHRASES])

@@ -14,14 +14,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.extractive.answer import LABELS
 from adapters.extractive.language.entities import entities_in
 from adapters.extractive.language.terms import NUMBER, sentences, squeeze, terms
 from core.budget import clip, count_tokens
+from core.messages import in_every_language, text
 from core.models import Turn
 from core.text import detect_language
 
-QUESTION_PREFIXES = {"zh": "问：", "en": "Q: "}
 FACT_PREFIX = "- "
 MAX_FACTS_PER_TURN = 6
 SAME_SUBJECT = 0.6
@@ -74,7 +73,7 @@ def carries_fact(sentence: str) -> bool:
 def fact_sentences(answer: str) -> list[str]:
     """The answer's sentences that carry facts (labels, headings, notices and citation marks removed)."""
     out: list[str] = []
-    labels = {squeeze(label) for label in LABELS.values()}
+    labels = {squeeze(label) for label in in_every_language("extractive.label")}
     for raw in answer.splitlines():
         line = _CITATION.sub("", raw).strip().lstrip("-*•> ").strip()
         if not line or squeeze(line) in labels or _NOTICE.match(line) or _HEADING.match(line):
@@ -101,9 +100,9 @@ def summarise_turns(previous: str, turns: Sequence[Turn], *, max_tokens: int) ->
     """The previous summary merged with the turns, later facts winning, within max_tokens."""
     entries = _parse(previous)
     for turn in turns:
-        lang = "zh" if detect_language(turn.question + turn.answer) == "zh" else "en"
+        prefix = text("extractive.summary_question", detect_language(turn.question + turn.answer))
         earlier = list(entries)
-        added: list[Entry] = [Entry(QUESTION_PREFIXES[lang] + " ".join(turn.question.split()), False)]
+        added: list[Entry] = [Entry(prefix + " ".join(turn.question.split()), False)]
         for sentence in fact_sentences(turn.answer)[:MAX_FACTS_PER_TURN]:
             fact = _fact(sentence)
             earlier = [e for e in earlier if not _conflicts(e, fact)]

@@ -1,10 +1,10 @@
 """Builds the Chroma knowledge base from settings: the client (embedded or server), embedders, writer locks.
 
 Embedded mode (KB_CHROMA_URL unset) opens ``PersistentClient(KB_HOME/chroma)`` through an
-EmbeddedChromaAccess: two processes must never work on that folder at the same moment (chroma.md §1),
-so each Chroma call takes KB_HOME/locks/chroma.lock and a process reopens its client after another's
-calls (adapters.knowledge.chroma.access); `kb serve`, `kb search` and `kb ingest` may then run at
-once. Server mode (``chroma run --path ... --port ...`` and KB_CHROMA_URL) leaves the folder to the server.
+EmbeddedChromaAccess: two processes must never work on that folder at the same moment, so each Chroma
+call takes KB_HOME/locks/chroma.lock and a process reopens its client after another's calls
+(docs/storage.md#one-call-at-a-time-on-an-embedded-chroma-folder, adapters.knowledge.chroma.access);
+`kb serve`, `kb search` and `kb ingest` may then run at once. Server mode (``chroma run --path ... --port ...`` and KB_CHROMA_URL) leaves the folder to the server.
 
 Writers of a dataset (ingest, docs delete/disable/enable, datasets drop/rebuild) also hold its writer
 lock (writer_locks): a lock file under KB_HOME/locks, or a PostgreSQL advisory lock when Chroma is a
@@ -27,6 +27,7 @@ from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from adapters.knowledge.locks.file_lock import FileWriterLocks
 from adapters.knowledge.locks.holder import WriterLocks
 from core.errors import KnowledgeBaseError, ModelUnavailable
+from core.messages import phrase
 from core.ports import Embedder
 
 log = logging.getLogger(__name__)
@@ -52,9 +53,7 @@ def make_chroma_client(*, chroma_path: Path, chroma_url: str | None) -> Any:
     except Exception as exc:
         where = chroma_url or str(chroma_path)
         raise KnowledgeBaseError(
-            f"无法打开知识库存储({where})。",
-            f"Cannot open the knowledge-base store ({where}).",
-            detail=repr(exc),
+            phrase("error.knowledge_store_unopened", where=where), detail=repr(exc)
         ) from exc
 
 

@@ -1,7 +1,8 @@
 """Per-dataset BM25 over jieba tokens (bm25s), kept beside Chroma because local Chroma cannot score text.
 
 bm25s has no incremental add, so the index keeps every chunk's tokens (space-joined) and rebuilds the
-whole BM25 matrix after a batch of changes (about 2.4 s at 100k chunks, chroma.md §6). Tokens, the
+whole BM25 matrix after a batch of changes (about 2.4 s at 100k chunks,
+docs/storage.md#bm25-beside-chroma-rebuilt-after-a-batch-of-changes). Tokens, the
 bm25s matrices and the catalog signature they match are saved under one folder; a missing or stale
 folder is repaired from Chroma's stored documents (server mode on a new machine). Every method is
 synchronous and CPU-bound: the knowledge base calls them from worker threads.

@@ -4,7 +4,12 @@ The Slack side never writes a record: it hands the pipeline an Ask (or AskAgain)
 Nothing is posted before the pipeline announces the stored record (Accepted), so a failed post never loses a
 question: the record, and its delivery in the ledger, say what it still has to show, and the outbox or the
 re-deliverer shows it. Repeats are recognised before (adapters.slack.inbound.intake); a repeat of an
-interrupted question gets its corrected message.
+interrupted question with nothing final shown is delivered again.
+
+An interrupted question (a crash, a shutdown, an instance that died) is answered again once, in its visible
+reply when there is one, unless KB_RESUME_INTERRUPTED=false: then, or when that answer is interrupted too,
+its reply says "please ask again". A reply whose ts a crash never saw is found in the thread first
+(adapters.slack.delivery.lost_replies), so the thread ends with one reply.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from typing import Any, Protocol
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.ledger import Delivery, DeliveryLedger, DeliveryState, Tracked
+from adapters.slack.delivery.lost_replies import LostReplies
 from adapters.slack.delivery.outbox import Destination, Outbox
-from adapters.slack.delivery.slack_errors import CALL_ERRORS
+from adapters.slack.delivery.reply_marks import notice_mark
+from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure
 from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.inbound.channel_config import ChannelConfig, channel_scope
 from adapters.slack.inbound.intake import (
@@ -49,10 +56,12 @@ from adapters.slack.reply.streamed_reply import NativeReply
 from adapters.slack.reply.streaming_support import StreamingSupport
 from core.commands import Ask, AskAgain, Question
 from core.events import Accepted, Done, Failed, Progress
-from core.models import ConversationKey, Record, RecordStatus
+from core.models import ConversationKey, RecordStatus
+from core.record import Record
 
 log = logging.getLogger(__name__)
 DEFAULT_STREAM_INTERVAL = 0.5  # seconds between appends to one stream (Slack suggests 0.5-1 s)
+MAX_RESUMES = 1  # an interrupted question is answered again once; interrupted again, it gets the notice
 
 
 class AnswerReply(Protocol):
@@ -82,7 +91,7 @@ class ReplyOptions:
     """How replies show up while they are written (edit pacing, native streaming)."""
 
     min_edit_interval: float = 1.0
-    resume_interrupted: bool = False
+    resume_interrupted: bool = True
     stream_interval: float = DEFAULT_STREAM_INTERVAL
 
 
@@ -146,6 +155,7 @@ class Answerer:
         self.streaming = streaming or StreamingSupport("edit")
         self.stream_budget = stream_budget or UpdateBudget(limit=90, reserve=0)
         self.on_first_in_dm_thread = on_first_in_dm_thread  # (channel, thread_ts, question): the pane's title
+        self.lost = LostReplies(outbox, reads)  # told the bot's identity by SlackBot.start
         self.in_flight: dict[int, AnswerReply] = {}
         self._active: dict[str, int] = {}
         self._turns: dict[str, asyncio.Event] = {}
@@ -174,24 +184,48 @@ class Answerer:
         await self.notify(message.channel_id, message.thread_ts, t("no_kb", arrival.lang), arrival.lang)
 
     async def on_duplicate(self, record: Record | None) -> None:
-        """A repeated delivery: silence, except that an interrupted question gets its corrected message."""
+        """A repeated delivery: silence, except that an interrupted question with nothing final shown is
+        delivered now (answered again, or its notice), unless some instance is delivering it."""
         if record is None or record.status != RecordStatus.INTERRUPTED:
             return
         delivery = await self.ledger.read_delivery(record.id)
-        if delivery is None:
+        if delivery is None or delivery.state == DeliveryState.DELIVERED:
             return
-        if self.options.resume_interrupted:
-            await self.resume(Tracked(record, delivery))
-        elif delivery.state != DeliveryState.DELIVERED:
-            taken = await self.ledger.take_due_deliveries(
-                time.time(), lease=self.outbox.options.lease, settle=0.0, record_id=record.id
-            )
-            for due in taken:
-                await self.redeliver(due)
+        taken = await self.ledger.take_due_deliveries(
+            time.time(), lease=self.outbox.options.lease, settle=0.0, record_id=record.id
+        )
+        for due in taken:
+            await self.redeliver(due)
 
     async def notify(self, channel: str, thread_ts: str, text: str, lang: str) -> None:
         """A one-off notice in the thread (no record), paced like every post."""
-        await self.outbox.post(Destination(channel, thread_ts, lang), lambda: notice_message(text))
+        await self.outbox.post(
+            Destination(channel, thread_ts, lang), lambda: notice_message(text), mark=notice_mark(thread_ts)
+        )
+
+    def resumable(self, tracked: Tracked) -> bool:
+        """Answer this record again rather than show how it ended: it was interrupted, resuming is on, it
+        was not answered again too often already, and nothing final is shown for it."""
+        delivery = tracked.delivery
+        return (
+            self.options.resume_interrupted
+            and tracked.record.status == RecordStatus.INTERRUPTED
+            and delivery.resumes < MAX_RESUMES
+            and delivery.state in (DeliveryState.PENDING, DeliveryState.PLACEHOLDER)
+            and delivery.parts == 0
+        )
+
+    async def leave_for_later(self, tracked: Tracked) -> None:
+        """Shutting down: keep an interrupted record's reply as it is and make its delivery due at once, so
+        the next start (or another instance's re-deliverer) answers it again."""
+        await self.outbox.save(tracked, replace(tracked.delivery, due=time.time()))
+
+    async def _answer_again(self, tracked: Tracked) -> None:
+        """Count the attempt and lease the record (no re-deliverer takes it meanwhile), then answer it again
+        in the background."""
+        delivery = replace(tracked.delivery, resumes=tracked.delivery.resumes + 1)
+        tracked = await self.outbox.lease(Tracked(tracked.record, delivery))
+        self._in_background(self.resume(tracked))
 
     async def resume(self, tracked: Tracked) -> None:
         """Answer an interrupted record again, in place of its visible reply (KB_RESUME_INTERRUPTED)."""
@@ -337,28 +371,33 @@ class Answerer:
 
     # ---------- records finished elsewhere
     async def redeliver(self, tracked: Tracked) -> Tracked | None:
-        """Show a finished record's final messages, from wherever its delivery stands (the re-deliverer)."""
+        """Show a finished record's final messages, from wherever its delivery stands (the re-deliverer),
+        once a reply a crash left unrecorded is found; an interrupted record is answered again instead
+        when it is resumable."""
         destination = destination_of(tracked.record)
         if destination is None or tracked.record.status == RecordStatus.PENDING:
             return None
+        found = await self.lost.recover(tracked, destination)
+        if isinstance(found, CallFailure):  # the thread could not be read: nothing is shown before it is
+            attempted = replace(tracked.delivery, attempts=tracked.delivery.attempts + 1)
+            return await self.outbox.retry_later(tracked, attempted, found)
+        if self.resumable(found):
+            await self._answer_again(found)
+            return found
         try:
-            return await self.outbox.deliver(tracked, final_messages(tracked.record), destination)
+            return await self.outbox.deliver(found, final_messages(found.record), destination)
         except CALL_ERRORS:  # pragma: no cover - the outbox maps every call failure
             log.exception("re-delivering record %s failed", tracked.record.id)
             return None
 
     async def correct(self, records: list[Record]) -> None:
-        """Records just marked interrupted (crash leftovers, a sweep, shutdown): tell their users, or answer
-        them again when resuming is on."""
+        """Records just marked interrupted (crash leftovers, a sweep): answer them again (in the
+        background), or tell their users when they are not resumable."""
         for record in records:
             delivery = await self.ledger.read_delivery(record.id)
             if delivery is None or destination_of(record) is None:
                 continue  # not a Slack question (the CLI shares the database)
-            tracked = Tracked(record, delivery)
-            if self.options.resume_interrupted and record.status == RecordStatus.INTERRUPTED:
-                self._in_background(self.resume(tracked))
-            else:
-                await self.redeliver(tracked)
+            await self.redeliver(Tracked(record, delivery))
 
     # ---------- status line
     async def _set_status(self, destination: Destination, status: str) -> None:
@@ -381,3 +420,9 @@ class Answerer:
     def cancel_background(self) -> None:
         for task in list(self._background):
             task.cancel()
+
+    async def stop_background(self) -> None:
+        """Cancel status updates and answers in the background, and wait until they have ended."""
+        tasks = list(self._background)
+        self.cancel_background()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -50,7 +50,7 @@ class SlackOptions:
     delivery: OutboxOptions = field(default_factory=OutboxOptions)
     sweep_interval: float = 15.0  # how often each instance sweeps orphans and re-delivers
     delivery_settle: float = 5.0  # a finished record is left to its own instance this long first
-    resume_interrupted: bool = False  # answer interrupted questions again instead of "please ask again"
+    resume_interrupted: bool = True  # answer interrupted questions again (once) instead of "please ask again"
     event_claims_ttl: float = 86400.0  # how long event ids and message keys are remembered
     streaming: StreamingMode = "auto"  # KB_SLACK_STREAMING: native streaming where the workspace allows it
     stream_interval: float = 0.5  # seconds between appends to one streamed answer
@@ -132,6 +132,7 @@ class SlackBot:
             user_id=str(response.get("user_id") or ""),
             bot_id=str(response.get("bot_id") or ""),
         )
+        self.answerer.lost.known_as(self.identity.user_id, self.identity.bot_id)
         # The tokenizer loads on first use (~0.4 s of CPU): do it now, off the loop, not on the first question.
         await asyncio.to_thread(count_tokens, "warm up")
         await self.recover_interrupted()
@@ -140,7 +141,7 @@ class SlackBot:
         return self.identity
 
     async def recover_interrupted(self) -> int:
-        """Mark records left pending as interrupted and correct their placeholders (or answer them again)."""
+        """Mark records left pending as interrupted and answer them again (or correct their replies)."""
         records = await self.parts.pipeline.interrupt_pending()
         await self.answerer.correct(records)
         return len(records)
@@ -212,8 +213,9 @@ class SlackBot:
         """Stop taking work, let in-flight answers finish for `grace` seconds, interrupt the rest.
 
         Only this instance's own answers are interrupted (others sharing the database keep theirs): the
-        pipeline marks each one interrupted as its task is cancelled, and their placeholders are corrected
-        here. Returns how many.
+        pipeline marks each one interrupted as its task is cancelled. Those that will be answered again
+        keep their reply as it is, due for the next start or another instance; the others' replies are
+        corrected here. Returns how many.
         """
         self.closing = True
         await self.stop_maintenance()
@@ -222,14 +224,19 @@ class SlackBot:
         cut_short = list(self.answerer.in_flight)
         for task in list(self._tasks):
             task.cancel()
-        self.answerer.cancel_background()
+        await self.answerer.stop_background()
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
         interrupted = 0
         for record_id in cut_short:
             record = await self.parts.reads.get_record(record_id)
             delivery = await self.parts.ledger.read_delivery(record_id)
-            if record is not None and delivery is not None and record.status == RecordStatus.INTERRUPTED:
-                interrupted += 1
-                await self.answerer.redeliver(Tracked(record, delivery))
+            if record is None or delivery is None or record.status != RecordStatus.INTERRUPTED:
+                continue
+            interrupted += 1
+            tracked = Tracked(record, delivery)
+            if self.answerer.resumable(tracked):
+                await self.answerer.leave_for_later(tracked)
+            else:
+                await self.answerer.redeliver(tracked)
         await self.answerer.drain_background()
         return interrupted

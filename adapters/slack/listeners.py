@@ -139,9 +139,7 @@ def register_listeners(app: AsyncApp, bot: ListenerHost) -> None:
         record = await bot.thread_actions.record_feedback(record_id, user_id=user, value=value)
         container = body.get("container") or {}
         if record is not None and container.get("channel_id"):
-            lang = (
-                detect_language(record.question) if "lang" not in record.details else record.details["lang"]
-            )
+            lang = record.details.lang or detect_language(record.question)
             await bot.thread_actions.tell(
                 channel=container["channel_id"],
                 user=user,

@@ -12,8 +12,9 @@ from typing import Protocol
 
 from core.commands import GiveFeedback, Question
 from core.events import Progress
-from core.models import CompactionReport, ConversationKey, Record
+from core.models import CompactionReport, ConversationKey
 from core.ports import RecordReader
+from core.record import Record
 
 
 class SlackReads(RecordReader, Protocol):

@@ -17,6 +17,7 @@ from adapters.store.conversation_store import SqlConversationStore
 from adapters.store.database import DEFAULT_BUSY_TIMEOUT, Database, PostgresDatabase, SqliteDatabase
 from adapters.store.schema import MIGRATIONS, Migration, migrate
 from core.errors import InvalidInput
+from core.messages import phrase
 
 __all__ = ["PostgresConversationStore", "SqlConversationStore", "SqliteConversationStore", "open_store"]
 
@@ -68,17 +69,13 @@ async def open_store(url: str, *, migrations: Sequence[Migration] = MIGRATIONS) 
     scheme = scheme.lower().split("+", 1)[0]
     if scheme == "sqlite":
         if not rest.startswith("/") or len(rest) < 2:
-            raise InvalidInput(
-                "SQLite 地址缺少文件路径,例如 sqlite:////home/me/.kb/conversations.sqlite3。",
-                "The SQLite URL has no file path, e.g. sqlite:////home/me/.kb/conversations.sqlite3.",
-            )
+            raise InvalidInput(phrase("error.sqlite_without_path"))
         return await SqliteConversationStore.open(rest[1:], migrations=migrations)
     if scheme in {"postgresql", "postgres"}:
         return await PostgresConversationStore.open(f"postgresql://{rest}", migrations=migrations)
-    raise InvalidInput(
-        f"不支持的数据库地址(协议 {scheme or '无'}),请使用 sqlite:///路径 或 postgresql://...。",
-        f"Unsupported database URL scheme {scheme or '(none)'!r}: use sqlite:///path or postgresql://...",
-    )
+    if not scheme:
+        raise InvalidInput(phrase("error.database_url_without_scheme"))
+    raise InvalidInput(phrase("error.unsupported_database_url", scheme=scheme))
 
 
 async def _migrated(cls: type[StoreT], database: Database, migrations: Sequence[Migration]) -> StoreT:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self
 
@@ -30,15 +31,16 @@ from adapters.store.rows import (
     storable_text,
 )
 from core.errors import InvalidInput
+from core.messages import phrase
 from core.models import (
     ContextSnapshot,
     ConversationKey,
     ConversationScope,
-    Record,
     RecordOpening,
     RecordStatus,
     Turn,
 )
+from core.record import DETAILS_VERSION, NO_DETAILS, Record, RecordDetails
 
 _SELECT_RECORD = f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?"
 _ANSWERED_BETWEEN = (
@@ -182,15 +184,16 @@ class SqlConversationStore:
         return [_turn(row) for row in rows]
 
     async def complete_record(
-        self, record_id: int, *, answer: str, rewritten: str | None, details: dict[str, Any]
+        self, record_id: int, *, answer: str, rewritten: str | None, details: RecordDetails
     ) -> Record:
-        """Answer, rewritten question, details (merged into the existing keys) and status in one statement.
+        """Answer, rewritten question, details (their JSON's top-level keys merged into the stored ones)
+        and status in one statement.
 
         Only a pending record can be completed: an answered one is never overwritten (re_chat calls
         reset_record first) and a failed or interrupted one stays as its user was told. Raises NotAllowed
         for those, NotFound for an unknown id.
         """
-        merge, merge_params = self._db.dialect.merge_json("details", details_patch(details))
+        merge, merge_params = self._db.dialect.merge_json("details", details_patch(details.to_json()))
         row = await self._db.fetchrow(
             f"UPDATE records SET answer = ?, rewritten = ?, details = {merge}, status = 'answered',"
             f" updated_at = ? WHERE id = ? AND status = 'pending' RETURNING {RECORD_COLUMNS}",
@@ -208,13 +211,14 @@ class SqlConversationStore:
         raise record_not_pending(record_id, current.status.value)
 
     async def fail_record(
-        self, record_id: int, *, status: RecordStatus, reason: str, details: dict[str, Any] | None = None
+        self, record_id: int, *, status: RecordStatus, reason: str, details: RecordDetails = NO_DETAILS
     ) -> Record:
-        """Mark failed or interrupted, merging details plus {"failure": reason}; an answered record is
-        returned unchanged. Raises InvalidInput for another status, NotFound for an unknown id."""
+        """Mark failed or interrupted, merging the details with the reason as their failure (as
+        complete_record merges); an answered record is returned unchanged. Raises InvalidInput for another
+        status, NotFound for an unknown id."""
         if status not in _FINISHED:
-            raise InvalidInput("记录状态无效。", f"fail_record takes failed or interrupted, not {status!r}.")
-        patch = details_patch({**(details or {}), "failure": reason})
+            raise InvalidInput(phrase("error.bad_failure_status", status=status))
+        patch = details_patch(replace(details, failure=reason).to_json())
         merge, merge_params = self._db.dialect.merge_json("details", patch)
         row = await self._db.fetchrow(
             f"UPDATE records SET status = ?, details = {merge}, updated_at = ?"
@@ -225,10 +229,11 @@ class SqlConversationStore:
 
     async def reopen_record(self, record_id: int, conversation_id: str) -> Record:
         """Back to pending to answer again. The finished attempt (status, answer, rewritten, updated_at and
-        its details) is appended to details["previous_answers"]; the new details hold only that list.
+        its details) is appended to details["previous_answers"]; the new details hold only that list (and
+        the version).
         A pending record is returned unchanged. Raises NotFound for an unknown id or one of another
         conversation."""
-        archive = self._db.dialect.archive_attempt("details")
+        archive = self._db.dialect.archive_attempt("details", version=DETAILS_VERSION)
         row = await self._db.fetchrow(
             f"UPDATE records SET details = {archive}, status = 'pending', answer = NULL, rewritten = NULL,"
             " updated_at = ? WHERE id = ? AND conversation_id = ? AND status <> 'pending'"
@@ -245,7 +250,7 @@ class SqlConversationStore:
     async def add_feedback(self, record_id: int, *, person: str, value: str, at: float) -> Record | None:
         """details["feedback"][person] = {"value", "at"} in one statement (other people's kept)."""
         if not person or '"' in person:
-            raise InvalidInput("反馈者无效。", f"Invalid person {person!r} for feedback.")
+            raise InvalidInput(phrase("error.bad_feedback_person", person=person))
         expression, params = self._db.dialect.set_json_child(
             "details", "feedback", checked_text(person), dump_json({"value": value, "at": at})
         )

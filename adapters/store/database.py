@@ -19,6 +19,7 @@ import asyncpg
 from adapters.store.dialect import POSTGRES, SQLITE, Dialect
 from adapters.store.errors import StoreUnavailable, conversation_not_found, unstorable_text
 from core.errors import InvalidInput, KbError
+from core.messages import phrase
 
 Row = dict[str, Any]
 DEFAULT_BUSY_TIMEOUT = 10.0  # seconds a writer waits for another process before failing
@@ -214,7 +215,7 @@ def postgres_error(exc: BaseException) -> KbError:
     if isinstance(exc, asyncpg.DataError | UnicodeError | OverflowError):
         return unstorable_text(str(exc))
     if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
-        return InvalidInput("数据不符合约束。", "The data violates a database constraint.", detail=str(exc))
+        return InvalidInput(phrase("error.constraint_violated"), detail=str(exc))
     return StoreUnavailable(f"{type(exc).__name__}: {exc}")
 
 
@@ -225,7 +226,7 @@ def _sqlite_error(exc: BaseException) -> KbError:
     if isinstance(exc, UnicodeError | OverflowError):
         return unstorable_text(message)
     if isinstance(exc, sqlite3.IntegrityError):
-        return InvalidInput("数据不符合约束。", "The data violates a database constraint.", detail=message)
+        return InvalidInput(phrase("error.constraint_violated"), detail=message)
     return StoreUnavailable(f"{type(exc).__name__}: {message}")
 
 

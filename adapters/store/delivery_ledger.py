@@ -16,7 +16,10 @@ from adapters.store.database import Database
 from adapters.store.errors import record_not_found
 from adapters.store.rows import RECORD_COLUMNS, checked_text, record_from_row, storable_text
 
-DELIVERY_COLUMNS = "reply_ref, delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts"
+DELIVERY_COLUMNS = (
+    "reply_ref, delivery, delivery_attempts, delivery_error, delivery_due, delivery_parts,"
+    " delivery_starting_at, delivery_resumes"
+)
 _TRACKED_COLUMNS = f"{RECORD_COLUMNS}, {DELIVERY_COLUMNS}"
 _UNDELIVERED_DUE = (
     "delivery IN ('pending', 'placeholder') AND status <> 'pending' AND delivery_due <= ? AND updated_at <= ?"
@@ -39,7 +42,8 @@ class SqlDeliveryLedger:
         """Every delivery column in one statement (reply_ref None clears it)."""
         row = await self._db.fetchrow(
             "UPDATE records SET delivery = ?, delivery_attempts = ?, delivery_error = ?, delivery_due = ?,"
-            f" delivery_parts = ?, reply_ref = ? WHERE id = ? RETURNING {DELIVERY_COLUMNS}",
+            " delivery_parts = ?, reply_ref = ?, delivery_starting_at = ?, delivery_resumes = ?"
+            f" WHERE id = ? RETURNING {DELIVERY_COLUMNS}",
             (
                 delivery.state.value,
                 delivery.attempts,
@@ -47,6 +51,8 @@ class SqlDeliveryLedger:
                 delivery.due,
                 delivery.parts,
                 None if not delivery.reply_ref else checked_text(delivery.reply_ref),
+                delivery.starting_at,
+                delivery.resumes,
                 record_id,
             ),
         )
@@ -112,6 +118,8 @@ def delivery_from_row(row: Mapping[str, Any]) -> Delivery | None:
         due=float(row["delivery_due"]),
         parts=int(row["delivery_parts"]),
         reply_ref=row["reply_ref"] or None,
+        starting_at=float(row["delivery_starting_at"]),
+        resumes=int(row["delivery_resumes"]),
     )
 
 

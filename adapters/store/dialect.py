@@ -42,8 +42,9 @@ class Dialect:
         its other children kept)."""
         raise NotImplementedError
 
-    def archive_attempt(self, column: str) -> str:
-        """An expression: {"previous_answers": [...old entries, the current attempt]} built from the row."""
+    def archive_attempt(self, column: str, *, version: int) -> str:
+        """An expression: {"v": version, "previous_answers": [...old entries, the current attempt]} built
+        from the row (the attempt's details as stored, without their previous_answers)."""
         raise NotImplementedError
 
 
@@ -73,11 +74,13 @@ class SqliteDialect(Dialect):
         # json_set creates the missing parent object and leaves the parent's other members alone.
         return f"json_set({column}, ?, json(?))", [f'$."{key}"."{child}"', value]
 
-    def archive_attempt(self, column: str) -> str:
+    def archive_attempt(self, column: str, *, version: int) -> str:
         fields = ", ".join(f"'{name}', {name}" for name in _ARCHIVE_FIELDS)
         attempt = f"json_object({fields}, 'details', json_remove({column}, '$.previous_answers'))"
         history = f"COALESCE(json_extract({column}, '$.previous_answers'), '[]')"
-        return f"json_object('previous_answers', json_insert({history}, '$[#]', {attempt}))"
+        return (
+            f"json_object('v', {int(version)}, 'previous_answers', json_insert({history}, '$[#]', {attempt}))"
+        )
 
 
 class PostgresDialect(Dialect):
@@ -105,11 +108,12 @@ class PostgresDialect(Dialect):
         parent = f"COALESCE({column} -> ?::text, '{{}}'::jsonb) || jsonb_build_object(?::text, ?::jsonb)"
         return f"jsonb_set({column}, ARRAY[?::text], {parent}, true)", [key, key, child, value]
 
-    def archive_attempt(self, column: str) -> str:
+    def archive_attempt(self, column: str, *, version: int) -> str:
         fields = ", ".join(f"'{name}', {name}" for name in _ARCHIVE_FIELDS)
         attempt = f"jsonb_build_object({fields}, 'details', {column} - 'previous_answers')"
         history = f"COALESCE({column} -> 'previous_answers', '[]'::jsonb)"
-        return f"jsonb_build_object('previous_answers', {history} || jsonb_build_array({attempt}))"
+        archived = f"{history} || jsonb_build_array({attempt})"
+        return f"jsonb_build_object('v', {int(version)}, 'previous_answers', {archived})"
 
 
 @functools.lru_cache(maxsize=256)

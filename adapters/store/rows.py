@@ -10,7 +10,9 @@ from typing import Any
 
 from adapters.store.errors import unstorable_text
 from core.errors import InvalidInput
-from core.models import ContextSnapshot, Record, RecordStatus
+from core.messages import phrase
+from core.models import ContextSnapshot, RecordStatus
+from core.record import NO_DETAILS, Record, RecordDetails
 
 RECORD_COLUMNS = (
     "id, conversation_id, question, rewritten, answer, status, details, event_key, "
@@ -52,21 +54,23 @@ def dump_json(value: Any) -> str:
     try:
         return json.dumps(_storable_value(value), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise InvalidInput(
-            "记录详情无法保存为 JSON。", "The record details cannot be stored as JSON.", detail=str(exc)
-        ) from exc
+        raise InvalidInput(phrase("error.details_not_json"), detail=str(exc)) from exc
 
 
 def details_patch(patch: Mapping[str, Any]) -> dict[str, str]:
-    """Top-level keys of a details patch mapped to their JSON text."""
+    """Top-level keys of a details patch (RecordDetails.to_json()) mapped to their JSON text."""
     encoded: dict[str, str] = {}
     for key, value in patch.items():
         if not isinstance(key, str) or '"' in key or not key:
-            raise InvalidInput(
-                "记录详情的键无效。", f"Invalid details key {key!r} (a non-empty string without quotes)."
-            )
+            raise InvalidInput(phrase("error.bad_details_key", key=key))
         encoded[storable_text(key)] = dump_json(value)
     return encoded
+
+
+def details_from_column(value: str | None) -> RecordDetails:
+    """The typed details of a stored details column (JSON text, any version; empty when NULL or blank)."""
+    stored = json.loads(value) if value else {}
+    return RecordDetails.from_json(stored) if isinstance(stored, Mapping) else NO_DETAILS
 
 
 def record_from_row(row: Mapping[str, Any]) -> Record:
@@ -78,7 +82,7 @@ def record_from_row(row: Mapping[str, Any]) -> Record:
         status=RecordStatus(row["status"]),
         rewritten=row["rewritten"],
         answer=row["answer"],
-        details=json.loads(details) if details else {},
+        details=details_from_column(details),
         event_key=row["event_key"],
         created_at=float(row["created_at"]),
         updated_at=float(row["updated_at"]),

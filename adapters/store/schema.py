@@ -134,6 +134,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         # NULL for questions answered in the terminal; a front end's address (Slack: "channel:thread_ts").
         ("ALTER TABLE records ADD COLUMN reply_to TEXT",),
     ),
+    Migration(
+        6,
+        "unconfirmed reply starts and resumed answers",
+        (
+            # When a reply's first message (placeholder, stream start) was sent and its ts is not known yet;
+            # 0 when none is outstanding. After a crash the Slack adapter looks for that message first.
+            "ALTER TABLE records ADD COLUMN delivery_starting_at $REAL NOT NULL DEFAULT 0",
+            # How often an interrupted question was answered again (it is answered again once).
+            "ALTER TABLE records ADD COLUMN delivery_resumes INTEGER NOT NULL DEFAULT 0",
+        ),
+    ),
 )
 
 _VERSION_TABLE = """

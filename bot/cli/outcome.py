@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.cli.texts import t
 from core.errors import InvalidInput, KbError, NotAllowed, NotFound, StoreUnavailable
 from core.text import detect_language
 
@@ -72,8 +73,8 @@ def exit_code(error: KbError) -> int:
 
 def error_line(error: KbError, lang: str) -> str:
     """`error: <message>`; an unavailable store also names what could not be reached (no password)."""
-    text = f"{error.zh} / {error.en}" if lang == "both" else error.message(lang)
-    if isinstance(error, StoreUnavailable) and str(error) != error.en:
+    text = error.in_both_languages() if lang == "both" else error.message(lang)
+    if isinstance(error, StoreUnavailable) and str(error) != error.message("en"):
         text = f"{text} (KB_DATABASE_URL: {error})"
     return f"error: {text}"
 
@@ -81,13 +82,9 @@ def error_line(error: KbError, lang: str) -> str:
 def interrupted_line(state: CommandState) -> str:
     """The one line printed on Ctrl-C."""
     record = state.record_id
-    if state.lang == "zh":
-        if record is None:
-            return "已中断。"
-        return f"已中断;记录 {record} 已标记为中断 — 用 `kb ask --again {record}` 重试"
     if record is None:
-        return "interrupted"
-    return f"interrupted; record {record} marked interrupted — `kb ask --again {record}` to retry"
+        return t("interrupted", state.lang)
+    return t("interrupted_record", state.lang, record=record)
 
 
 def _silence_stdout() -> None:
@@ -129,10 +126,7 @@ def run_command(
         if verbose:
             raise
         detail = f"{type(error).__name__}: {error}"
-        if state.lang == "zh":
-            print(f"error: 内部错误({detail});加 -v 查看详情。", file=sys.stderr)
-        else:
-            print(f"error: internal error ({detail}); run with -v for the traceback.", file=sys.stderr)
+        print(t("internal_error", state.lang, detail=detail), file=sys.stderr)
         return EXIT_FAILED
     finally:
         _STATE.reset(token)

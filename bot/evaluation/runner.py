@@ -25,13 +25,12 @@ from core.models import (
     ConversationKey,
     ConversationScope,
     Hit,
-    Record,
     RetrievalMode,
     SearchMode,
     SearchRequest,
 )
 from core.pipeline import Pipeline
-from core.trace import record_trace
+from core.record import Record
 
 BASELINE_DEPTH = 10
 
@@ -89,8 +88,8 @@ def score_record(
 ) -> None:
     """Fill the result from the answered record and the hits seen (pure apart from mutating result)."""
     details = record.details
-    trace = record_trace(details)
-    evidence = [searched[hit_id] for hit_id in details.get("evidence_ids", []) if hit_id in searched]
+    trace = details.trace
+    evidence = [searched[hit_id] for hit_id in details.evidence_ids if hit_id in searched]
     answer = record.answer or ""
     cited = [evidence[n - 1] for n in cited_numbers(answer, len(evidence))]
     result.record_id = record.id
@@ -102,8 +101,8 @@ def score_record(
         result.rounds = len(trace.rounds)
         result.overruled = sum(1 for step in trace.rounds if step.overruled)
         result.stop_reason = str(trace.stop_reason)
-    result.notice = bool(details.get("notice"))
-    result.engine = str(details.get("engine") or "")
+    result.notice = bool(details.notice)
+    result.engine = details.engine
     result.baseline_found = found_gold(item.gold, map(_paragraph, baseline))
     result.final_found = found_gold(item.gold, map(_paragraph, evidence))
     result.any_round_found = found_gold(item.gold, map(_paragraph, searched.values()))

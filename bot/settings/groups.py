@@ -190,7 +190,7 @@ class SlackSettings(SettingsGroup):
     api_url: str | None = Field(default=None, validation_alias="SLACK_API_URL")
     # how answers show up while they are written
     streaming: StreamingMode = Field(default="auto", validation_alias="KB_SLACK_STREAMING")
-    # answer questions interrupted by a stopped instance again
-    resume_interrupted: bool = Field(default=False, validation_alias="KB_RESUME_INTERRUPTED")
+    # answer questions interrupted by a stopped instance again, once (false: "please ask again")
+    resume_interrupted: bool = Field(default=True, validation_alias="KB_RESUME_INTERRUPTED")
     # seconds a pending question's lock must stay free before it is swept
     pending_grace: float = Field(default=60.0, validation_alias="KB_PENDING_GRACE", ge=5.0, le=3600.0)

@@ -1,7 +1,8 @@
 """The grounded answer: prompt messages with a delimited evidence block, citations, sources and notices.
 
-Evidence, document names, headings, the question and the gaps are escaped into their elements
-(core.answering.prompt_markup), so no document can close the evidence block or forge a question.
+Evidence, document names, headings, the question, the gaps and the history are data to the prompt
+builder (core.prompt_markup): escaped and neutralised, so no document or stored answer can close the
+evidence block, forge a question or open a chat turn.
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, UNCERTAINTY_NOTICE
-from core.budget import clip, message_tokens, server_prompt_estimate
-from core.models import AnswerRequest, Hit, Location, Message
-from core.prompt_markup import element, escape_attribute, escape_text
+from core.answering.prompts import ANSWER_SYSTEM_EN, ANSWER_SYSTEM_ZH, HISTORY_ESCAPES
+from core.budget import message_tokens, server_prompt_estimate
+from core.messages import per_language, text
+from core.models import AnswerRequest, Hit, Message
+from core.prompt_markup import Markup, Part, element, holds_escapes, prompt
+from core.record import CitedSource
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
@@ -22,43 +24,42 @@ USER_BUDGET = 28000
 _CITATION = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]", re.IGNORECASE)
 
 
-def evidence_block(evidence: Sequence[Hit]) -> str:
+def evidence_block(evidence: Sequence[Hit]) -> Markup:
     """Evidence as numbered, delimited paragraphs (the only source of facts for the answer); names,
     headings and contents escaped so that they cannot end a paragraph or the block."""
-    parts = ["<evidence>"]
+    paragraphs = []
     for index, hit in enumerate(evidence, start=1):
         where = f" {hit.location.label()}" if hit.location else ""
         heading = f" | {hit.heading}" if hit.heading else ""
-        document = escape_attribute(f"{hit.document_name}{where}{heading}")
-        parts.append(
-            f'<paragraph n="{index}" document="{document}">\n{escape_text(hit.content)}\n</paragraph>'
-        )
-    parts.append("</evidence>")
-    return "\n".join(parts)
+        document = f"{hit.document_name}{where}{heading}"
+        paragraphs.append(element("paragraph", hit.content, block=True, n=str(index), document=document))
+    return Markup("\n".join(["<evidence>", *(paragraph.text for paragraph in paragraphs), "</evidence>"]))
 
 
 def answer_messages(request: AnswerRequest, *, stop_label: str) -> list[Message]:
-    """System rules (evidence boundaries), history for understanding, then evidence and the question."""
-    template = ANSWER_SYSTEM_ZH if request.lang == "zh" else ANSWER_SYSTEM_EN
+    """System rules (evidence boundaries), history for understanding, then evidence and the question; the
+    rules say how to read escapes in the history when it holds any."""
+    template = per_language(request.lang, zh=ANSWER_SYSTEM_ZH, en=ANSWER_SYSTEM_EN)
     system = template.format(sufficient=str(request.sufficient).lower(), stop_label=stop_label)
+    if holds_escapes(request.history):
+        system += per_language(request.lang, **HISTORY_ESCAPES)
     question, gaps = element("question", request.question), element("gaps", request.missing)
-    if request.lang == "zh":
-        user = f"{evidence_block(request.evidence)}\n\n用户问题:{question}"
-        if request.missing:
-            user += f"\n证据核验指出的资料缺口(仅供参考):{gaps}"
-        if not request.evidence:
-            user += "\n(本次没有检索到任何资料。)"
-    else:
-        user = f"{evidence_block(request.evidence)}\n\nQuestion: {question}"
-        if request.missing:
-            user += f"\nGaps reported by the evidence check (for reference): {gaps}"
-        if not request.evidence:
-            user += "\n(No sources were retrieved this time.)"
-    return [
-        Message("system", clip(system, SYSTEM_BUDGET)),
-        *request.history,
-        Message("user", clip(user, USER_BUDGET)),
+    lang = request.lang
+    user: list[Part] = [
+        evidence_block(request.evidence),
+        Markup("\n\n" + text("prompt.question", lang, question=question.text)),
     ]
+    if request.missing:
+        user.append(Markup("\n" + text("prompt.gaps", lang, gaps=gaps.text)))
+    if not request.evidence:
+        user.append(Markup("\n" + text("prompt.no_evidence", lang)))
+    return prompt(
+        Markup(system),
+        *user,
+        history=request.history,
+        rules_budget=SYSTEM_BUDGET,
+        user_budget=USER_BUDGET,
+    )
 
 
 def cited_numbers(answer: str, evidence_count: int) -> list[int]:
@@ -71,8 +72,7 @@ def cited_numbers(answer: str, evidence_count: int) -> list[int]:
     return list(seen)
 
 
-# Citations are JSON: stored in the record's details["citations"] and read back from there.
-def citations(answer: str, evidence: Sequence[Hit]) -> list[dict[str, Any]]:
+def citations(answer: str, evidence: Sequence[Hit]) -> tuple[CitedSource, ...]:
     """Structured citations: the cited paragraphs, or every evidence document when none is cited."""
     numbers = cited_numbers(answer, len(evidence))
     if not numbers:
@@ -80,45 +80,42 @@ def citations(answer: str, evidence: Sequence[Hit]) -> list[dict[str, Any]]:
         for index, hit in enumerate(evidence, start=1):
             first_per_document.setdefault(hit.document_id, index)
         numbers = sorted(first_per_document.values())
-    return [
-        {"n": n, **evidence[n - 1].citation().to_dict(), "paragraph_id": evidence[n - 1].id}
-        for n in sorted(numbers)
-    ]
+    return tuple(CitedSource.of(n, evidence[n - 1]) for n in sorted(numbers))
 
 
-def contiguous_citations(answer: str, items: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def contiguous_citations(answer: str, items: Sequence[CitedSource]) -> tuple[str, list[CitedSource]]:
     """Sources renumbered 1..k in their order, and the answer's [n] markers rewritten to match.
 
     Citations keep the evidence numbers they were made with ([1] [2] [3] [6]); readers should see
     [1] [2] [3] [4]. Every listed marker is written as [n] (also [编号2]); markers that name no listed source
     are left as they are.
     """
-    mapping = {int(item["n"]): index for index, item in enumerate(items, start=1)}
+    mapping = {item.n: index for index, item in enumerate(items, start=1)}
 
     def renumber(match: re.Match[str]) -> str:
         number = mapping.get(int(match.group(1)))
         return match.group(0) if number is None else f"[{number}]"
 
-    return _CITATION.sub(renumber, answer), [{**item, "n": mapping[int(item["n"])]} for item in items]
+    return _CITATION.sub(renumber, answer), [dataclasses.replace(item, n=mapping[item.n]) for item in items]
 
 
-def render_sources(items: Sequence[dict[str, Any]], lang: str) -> str:
+def render_sources(items: Sequence[CitedSource], lang: str) -> str:
     """Numbered references under an answer: "[2] 员工手册.pdf p. 12 — 第三章 考勤"."""
     if not items:
         return ""
-    lines = ["来源:" if lang == "zh" else "Sources:"]
+    lines = [text("answer.sources", lang)]
     for item in items:
-        label = Location.from_dict(item).label()
+        label = item.location.label()
         where = f" {label}" if label else ""
-        heading = f" — {item['heading']}" if item.get("heading") else ""
-        link = f" ({item['source']})" if item.get("source", "").startswith(("http://", "https://")) else ""
-        lines.append(f"[{item['n']}] {item['document']}{where}{heading}{link}")
+        heading = f" — {item.heading}" if item.heading else ""
+        link = f" ({item.source})" if item.is_web() else ""
+        lines.append(f"[{item.n}] {item.document}{where}{heading}{link}")
     return "\n".join(lines)
 
 
 def uncertainty_notice(lang: str) -> str:
     """The notice appended when the evidence was not sufficient (docs/design.md#the-uncertainty-notice)."""
-    return UNCERTAINTY_NOTICE["zh" if lang == "zh" else "en"]
+    return text("answer.uncertain", lang)
 
 
 def prompt_tokens(messages: Sequence[Message]) -> int:

@@ -5,19 +5,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from core.answering.prompts import DEGRADED_NOTICE
 from core.answering.run_ledger import RunLedger
 from core.errors import ModelError, ModelOutputInvalid
 from core.events import AnswerDelta, Notice, Progress
+from core.messages import text
 from core.models import AnswerRequest, Completion, Usage
 from core.ports import Engine
 
 log = logging.getLogger(__name__)
 
-TRUNCATED_ANSWER = {
-    "zh": "[回答达到长度上限,已截断]",
-    "en": "[the answer reached the length limit and was cut]",
-}
 Emit = Callable[[Progress], Awaitable[None]]
 
 
@@ -38,8 +34,8 @@ class AnswerWriter:
             if self._fallback is None:
                 raise
             log.warning("answer model failed (%s); answering with %s", exc, self._fallback.name)
-            ledger.details["answer_error"] = f"{exc.code}: {exc}"
-            degraded = DEGRADED_NOTICE["zh" if ledger.lang == "zh" else "en"]
+            ledger.answer_error = f"{exc.code}: {exc}"
+            degraded = text("answer.degraded", ledger.lang)
             await emit(Notice(text=degraded, kind="degraded"))
             body = await self._stream(self._fallback, request, ledger, emit)
             return f"{degraded}\n\n{body}", f"{self._fallback.name} (fallback)"
@@ -62,5 +58,5 @@ class AnswerWriter:
         if not body.strip():
             raise ModelOutputInvalid("empty answer")
         if final.finish_reason in ("length", "repetition"):  # cut by the token cap, or a loop stopped
-            body = f"{body.rstrip()}\n{TRUNCATED_ANSWER['zh' if ledger.lang == 'zh' else 'en']}"
+            body = f"{body.rstrip()}\n{text('answer.truncated', ledger.lang)}"
         return body

@@ -21,9 +21,10 @@ from core.answering.prompts import (
 )
 from core.budget import clip
 from core.errors import ModelOutputInvalid
+from core.messages import per_language
 from core.models import AnswerRequest, Assessment, Completion, Hit, Message, Turn, Usage
 from core.ports import ChatModel
-from core.prompt_markup import LONGEST_ESCAPE, element, json_data, unescape_text
+from core.prompt_markup import LONGEST_ESCAPE, Markup, element, json_data, prompt, unescape_text
 from core.text import detect_language
 from core.trace import StopReason, stop_reason_label
 
@@ -41,7 +42,7 @@ VOTE_MAX_TOKENS = 4
 HISTORY_ANSWER_CHARS = 200
 
 
-def format_history(history: Sequence[Turn]) -> str:
+def format_history(history: Sequence[Turn]) -> Markup:
     """History as <turn><user>…</user><assistant>…</assistant></turn> elements, escaped so that no turn can
     end the history or forge another turn; answers cut to 200 characters to keep the call light
     (docs/design.md#follow-up-rewrite)."""
@@ -52,9 +53,9 @@ def format_history(history: Sequence[Turn]) -> str:
             if len(turn.answer) <= HISTORY_ANSWER_CHARS
             else turn.answer[:HISTORY_ANSWER_CHARS] + "…"
         )
-        lines.append(f"<turn>{element('user', turn.question)}{element('assistant', answer)}</turn>")
+        lines.append(f"<turn>{element('user', turn.question).text}{element('assistant', answer).text}</turn>")
     lines.append("</history>")
-    return "\n".join(lines)
+    return Markup("\n".join(lines))
 
 
 _LABEL = re.compile(
@@ -132,7 +133,7 @@ def assessment_messages(
         "evidence": _evidence_for_assessment(evidence, chars),
         "already_searched": list(searched),
     }
-    return [Message("system", ASSESS_SYSTEM), Message("user", json.dumps(payload, ensure_ascii=False))]
+    return prompt(Markup(ASSESS_SYSTEM), json_data(payload))
 
 
 def fit_assessment(
@@ -171,13 +172,14 @@ class LlmEngine:
         return f"model:{self._chat.name}"
 
     async def rewrite(self, history: Sequence[Turn], question: str) -> tuple[str, Usage]:
-        prompt = (
-            f"历史 / history:\n{format_history(history)}\n\n"
-            f"最后的问题 / last question: {element('question', question)}"
+        messages = prompt(
+            Markup(REWRITE_SYSTEM),
+            Markup("历史 / history:\n"),
+            format_history(history),
+            Markup("\n\n最后的问题 / last question: "),
+            element("question", question),
         )
-        completion = await self._aux.complete(
-            [Message("system", REWRITE_SYSTEM), Message("user", prompt)], max_tokens=REWRITE_MAX_TOKENS
-        )
+        completion = await self._aux.complete(messages, max_tokens=REWRITE_MAX_TOKENS)
         rewritten = clean_rewrite(completion.text)
         if not rewritten:
             raise ModelOutputInvalid(f"the rewrite holds no question: {completion.text[:200]!r}")
@@ -199,15 +201,17 @@ class LlmEngine:
 
     async def summarise(self, previous: str, turns: Sequence[Turn], *, max_tokens: int) -> tuple[str, Usage]:
         lang = detect_language(" ".join(t.question for t in turns))
-        system = SUMMARY_SYSTEM_PROMPT_ZH if lang == "zh" else SUMMARY_SYSTEM_PROMPT_EN
+        system = per_language(lang, zh=SUMMARY_SYSTEM_PROMPT_ZH, en=SUMMARY_SYSTEM_PROMPT_EN)
         records = [{"question": t.question, "answer": t.answer} for t in turns]
-        user = (
-            f"已有摘要 / previous summary:\n{element('previous_summary', previous, block=True)}\n\n"
-            f"待合并的问答 / turns to merge:\n<turns>\n{json_data(records)}\n</turns>"
+        messages = prompt(
+            Markup(system),
+            Markup("已有摘要 / previous summary:\n"),
+            element("previous_summary", previous, block=True),
+            Markup("\n\n待合并的问答 / turns to merge:\n<turns>\n"),
+            json_data(records),
+            Markup("\n</turns>"),
         )
-        completion = await self._aux.complete(
-            [Message("system", system), Message("user", user)], max_tokens=max_tokens
-        )
+        completion = await self._aux.complete(messages, max_tokens=max_tokens)
         text = completion.text.strip()
         if not text:
             raise ModelOutputInvalid("empty summary")
@@ -215,7 +219,7 @@ class LlmEngine:
 
     async def vote_multihop(self, question: str) -> tuple[bool, Usage]:
         completion = await self._aux.complete(
-            [Message("system", VOTE_SYSTEM), Message("user", question)], max_tokens=VOTE_MAX_TOKENS
+            prompt(Markup(VOTE_SYSTEM), question), max_tokens=VOTE_MAX_TOKENS
         )
         return parse_vote(completion.text), completion.usage
 

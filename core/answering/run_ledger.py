@@ -1,32 +1,49 @@
-"""Bookkeeping of one question while it is answered: usage, model calls, timings and record details."""
+"""Bookkeeping of one question while it is answered: usage, model calls, timings and what it found."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from core.models import Usage
+from core.models import ContextStats, Usage
+from core.record import Phase, PhaseTimings, RecordDetails
+from core.trace import RetrievalTrace
 
 
 @dataclass
 class RunLedger:
-    """Mutable per-question tally, written into the record's details at the end."""
+    """Mutable per-question tally, written into the record's details at the end (details())."""
 
     lang: str
     started: float = field(default_factory=time.monotonic)
     usage: Usage = field(default_factory=Usage)
     model_calls: int = 0
-    timings: dict[str, float] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)  # JSON: becomes the record's details
+    timings: PhaseTimings = field(default_factory=PhaseTimings)
+    context: ContextStats | None = None
+    trace: RetrievalTrace | None = None
+    rewrite_error: str = ""
+    rewrite_engine: str = ""
+    answer_error: str = ""
 
-    def lap(self, name: str, since: float) -> float:
-        """Record the seconds since `since` under name; returns now."""
+    def lap(self, phase: Phase, since: float) -> float:
+        """Record the seconds since `since` as the phase's time; returns now."""
         now = time.monotonic()
-        self.timings[name] = round(now - since, 4)
+        self.timings = self.timings.with_phase(phase, round(now - since, 4))
         return now
 
     def charge(self, usage: Usage, calls: int = 1) -> None:
         """Add one or more model calls and their usage."""
         self.usage += usage
         self.model_calls += calls
+
+    def details(self) -> RecordDetails:
+        """What the question found so far: language, context, rewrite, trace, answer error and timings."""
+        return RecordDetails(
+            lang=self.lang,
+            context=self.context,
+            rewrite_error=self.rewrite_error,
+            rewrite_engine=self.rewrite_engine,
+            trace=self.trace,
+            answer_error=self.answer_error,
+            timings=self.timings,
+        )

@@ -2,41 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
+from core.messages import text
+from core.models import ContextStats
+from core.record import RecordDetails
 
-from core.trace import record_trace
 
-
-# details (and its "context") are JSON: a record's details as stored.
-def _context_part(context: dict[str, Any], lang: str) -> str | None:
-    if not context or not context.get("enabled", False):
+def _context_part(context: ContextStats | None, lang: str) -> str | None:
+    if context is None or not context.enabled:
         return None
-    compacted = int(context.get("compacted_rounds", 0) or 0)
-    recent = int(context.get("recent_rounds", 0) or 0)
+    compacted = context.compacted_rounds or 0
+    recent = context.recent_rounds or 0
     if compacted:
-        if lang == "zh":
-            return f"上下文: 已压缩 {compacted} 轮, 保留近期 {recent} 轮原文"
-        return f"context: {compacted} turns compacted, {recent} recent kept"
+        return text("summary.context_compacted", lang, compacted=compacted, recent=recent)
     if recent:
-        return f"上下文: 近期 {recent} 轮" if lang == "zh" else f"context: {recent} recent turns"
+        return text("summary.context_recent", lang, recent=recent)
     return None
 
 
-def trace_summary(details: dict[str, Any], lang: str) -> str:
+def trace_summary(details: RecordDetails, lang: str) -> str:
     """One line: rounds, stop reason, escalation/route and context statistics."""
-    trace = record_trace(details)
+    trace = details.trace
     rounds = len(trace.rounds) if trace is not None else 0
-    parts = [
-        f"检索 {rounds} 轮" if lang == "zh" else f"Retrieval: {rounds} round{'s' if rounds != 1 else ''}"
-    ]
+    parts = [text("summary.one_round" if rounds == 1 else "summary.rounds", lang, rounds=rounds)]
     if trace is not None:
         parts.append(trace.stop_label(lang) or "-")
     if trace is not None and trace.escalated:
-        parts.append("单跳结果偏弱,已转多轮" if lang == "zh" else "escalated from single-hop")
-    context = _context_part(details.get("context") or {}, lang)
+        parts.append(text("summary.escalated", lang))
+    context = _context_part(details.context, lang)
     if context:
         parts.append(context)
-    engine = str(details.get("engine", ""))
-    if engine.startswith("extractive"):
-        parts.append("摘录式回答" if lang == "zh" else "extractive answer")
+    if details.engine.startswith("extractive"):
+        parts.append(text("summary.extractive", lang))
     return " · ".join(parts)

@@ -4,48 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from core.messages import text
 from core.trace import RetrievalTrace, RoundStep, RouteDecision
 
-_LABELS: dict[str, tuple[str, str]] = {
-    "mode": ("检索方式", "Retrieval"),
-    "datasets": ("知识库", "Datasets"),
-    "search_mode": ("检索模式", "search mode"),
-    "single": ("单次检索", "single search"),
-    "multi": ("多轮检索", "multi-round"),
-    "escalated": (
-        "(单次检索未覆盖问题的每个部分,已升级为多轮)",
-        "(escalated: the single search did not cover every part of the question)",
-    ),
-    "routing": ("复杂度判定", "Routing"),
-    "source": ("来源", "source"),
-    "rule": ("规则分", "rule score"),
-    "classifier": ("分类器概率", "classifier"),
-    "vote": ("模型投票", "model vote"),
-    "reason": ("依据", "reason"),
-    "round": ("第 {n} 轮", "Round {n}"),
-    "queries": ("查询", "queries"),
-    "new": ("新增段落", "new paragraphs"),
-    "total": ("累计", "total"),
-    "sufficient": ("充分", "sufficient"),
-    "missing": ("缺口", "missing"),
-    "next": ("下一轮查询", "next queries"),
-    "stop": ("停止原因", "Stopped"),
-    "result": ("结论", "Result"),
-    "rerank": ("重排", "Rerank"),
-    "candidates": ("候选", "candidates"),
-    "kept": ("保留", "kept"),
-    "fallback": ("回退自", "fallback from"),
-    "time": ("耗时", "Time"),
-    "yes": ("是", "yes"),
-    "no": ("否", "no"),
-    "none": ("无", "none"),
-    "no_rounds": ("未执行检索", "no search was run"),
-}
 
-
-def _t(key: str, lang: str) -> str:
-    zh, en = _LABELS[key]
-    return zh if lang == "zh" else en
+def _t(key: str, lang: str, **fields: object) -> str:
+    return text(f"trace.{key}", lang, **fields)
 
 
 def _yes_no(value: bool, lang: str) -> str:
@@ -55,7 +19,7 @@ def _yes_no(value: bool, lang: str) -> str:
 def _quoted(items: Sequence[str], lang: str) -> str:
     if not items:
         return _t("none", lang)
-    return ", ".join(f"「{item}」" if lang == "zh" else f'"{item}"' for item in items)
+    return ", ".join(_t("quoted", lang, item=item) for item in items)
 
 
 def _routing_line(decision: RouteDecision, lang: str) -> str:
@@ -73,7 +37,7 @@ def _routing_line(decision: RouteDecision, lang: str) -> str:
 
 
 def _round_lines(step: RoundStep, lang: str) -> list[str]:
-    header = _t("round", lang).format(n=step.round or "?")
+    header = _t("round", lang, n=step.round or "?")
     lines = [
         f"{header}: {_t('queries', lang)} {_quoted(step.queries, lang)}",
         f"  {_t('new', lang)} {len(step.new_paragraph_ids)} · "

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from core.budget import clip, setting
 from core.conversation.compaction_batches import (
@@ -27,7 +27,7 @@ from core.conversation.compaction_messages import (
     summary_message_tokens,
 )
 from core.errors import ContextConflict, KbError, ModelOutputInvalid
-from core.models import CompactionReport, ContextSnapshot, LoadedContext, Turn, Usage
+from core.models import CompactionReport, ContextSnapshot, ContextStats, LoadedContext, Turn, Usage
 from core.ports import ContextSnapshots, ConversationLock, Conversations, Engine
 from core.text import detect_language
 
@@ -118,13 +118,11 @@ class CompactingContextLoader:
             exceeded=exceeded,
             estimated=messages_tokens(messages),
         )
-        if summary:
-            metadata["summary"] = summary  # as sent; the pipeline gives it to the rewrite role
-        if run.calls:
-            metadata["summary_calls"] = run.calls
-        if run.error:
-            metadata["compaction_error"] = run.error
-        return LoadedContext(messages=messages, turns=sent, metadata=metadata, usage=run.usage)
+        metadata = replace(metadata, summary_calls=run.calls, compaction_error=run.error or "")
+        # The summary as sent: the pipeline gives it to the rewrite role.
+        return LoadedContext(
+            messages=messages, turns=sent, metadata=metadata, summary=summary, usage=run.usage
+        )
 
     async def _load_behind_watermark(
         self, conversation_id: str, state: ContextSnapshot, before_id: int
@@ -223,17 +221,16 @@ class CompactingContextLoader:
         """The stored summary, watermark and revision (for reports and `kb context`)."""
         return await self._store.read_context(conversation_id)
 
-    # The metadata is JSON: stored as the record's details["context"].
-    def _disabled_metadata(self) -> dict[str, Any]:
-        return {
-            "enabled": False,
-            "compacted": False,
-            "recent_rounds": 0,
-            "token_budget": self.budget,
-            "threshold_exceeded": False,
-            "compaction_reason": "history_disabled",
-            "estimated_tokens": 0,
-        }
+    def _disabled_metadata(self) -> ContextStats:
+        return ContextStats(
+            enabled=False,
+            compacted=False,
+            recent_rounds=0,
+            token_budget=self.budget,
+            threshold_exceeded=False,
+            compaction_reason="history_disabled",
+            estimated_tokens=0,
+        )
 
     def _metadata(
         self,
@@ -244,17 +241,19 @@ class CompactingContextLoader:
         recent_rounds: int,
         exceeded: bool,
         estimated: int,
-    ) -> dict[str, Any]:
-        return {
-            "enabled": True,
-            "compacted": compacted,
-            **_snapshot_fields(state),
-            "recent_rounds": recent_rounds,
-            "token_budget": self.budget,
-            "threshold_exceeded": exceeded,
-            "compaction_reason": reason,
-            "estimated_tokens": estimated,
-        }
+    ) -> ContextStats:
+        return _with_snapshot(
+            ContextStats(
+                enabled=True,
+                compacted=compacted,
+                recent_rounds=recent_rounds,
+                token_budget=self.budget,
+                threshold_exceeded=exceeded,
+                compaction_reason=reason,
+                estimated_tokens=estimated,
+            ),
+            state,
+        )
 
 
 def _reason(run: _Run, *, exceeded: bool, has_history: bool) -> str:
@@ -281,25 +280,26 @@ async def compact_conversation(
     async with lock.hold(conversation_id):
         context = await loader.load(conversation_id, before_id=NO_UPPER_BOUND, on_compacting=on_compacting)
         metadata = context.metadata
-        if not metadata["enabled"]:
-            state = await loader.snapshot(conversation_id)
-            metadata = {**metadata, **_snapshot_fields(state)}
-    reason = str(metadata["compaction_reason"])
-    if "compaction_error" in metadata:
-        reason = f"failed: {metadata['compaction_error']}"
+        if not metadata.enabled:
+            metadata = _with_snapshot(metadata, await loader.snapshot(conversation_id))
+    reason = metadata.compaction_reason or ""
+    if metadata.compaction_error:
+        reason = f"failed: {metadata.compaction_error}"
     return CompactionReport(
-        compacted=bool(metadata["compacted"]),
-        compacted_rounds=int(metadata["compacted_rounds"]),
-        revision=int(metadata["revision"]),
-        through_record_id=int(metadata["through_record_id"]),
+        compacted=bool(metadata.compacted),
+        compacted_rounds=metadata.compacted_rounds or 0,
+        revision=metadata.revision or 0,
+        through_record_id=metadata.through_record_id or 0,
         reason=reason,
-        summary_calls=int(metadata.get("summary_calls", 0)),
+        summary_calls=metadata.summary_calls,
     )
 
 
-def _snapshot_fields(state: ContextSnapshot) -> dict[str, int]:
-    return {
-        "revision": state.revision,
-        "compacted_rounds": state.compacted_rounds,
-        "through_record_id": state.through_record_id,
-    }
+def _with_snapshot(stats: ContextStats, state: ContextSnapshot) -> ContextStats:
+    """The statistics with the snapshot's revision, compacted rounds and watermark."""
+    return replace(
+        stats,
+        revision=state.revision,
+        compacted_rounds=state.compacted_rounds,
+        through_record_id=state.through_record_id,
+    )

@@ -7,11 +7,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from core.budget import clip, count_tokens
+from core.messages import in_every_language, text
 
-KEY_FACTS_LABELS = {
-    "zh": "关键事实(原始记录摘录,与正文冲突时以正文为准): ",
-    "en": "Key facts (verbatim from the records; the text above wins on conflict): ",
-}
 FACT_SEPARATOR = "; "
 
 _UNITS = (
@@ -90,8 +87,9 @@ def split_key_facts(summary: str) -> tuple[str, list[str]]:
     """The summary without its key-facts lines, and the facts those lines listed, in order."""
     body: list[str] = []
     facts: dict[str, str] = {}
+    labels = in_every_language("compaction.key_facts_label")
     for line in summary.splitlines():
-        label = next((label for label in KEY_FACTS_LABELS.values() if line.startswith(label)), None)
+        label = next((label for label in labels if line.startswith(label)), None)
         if label is None:
             body.append(line)
             continue
@@ -110,7 +108,7 @@ def with_key_facts(body: str, facts: Sequence[str], *, budget: int, lang: str) -
     body = body.strip()
     if not facts:
         return clip(body, budget, lang=lang)
-    label = KEY_FACTS_LABELS.get(lang, KEY_FACTS_LABELS["en"])
+    label = text("compaction.key_facts_label", lang)
     line_tokens = count_tokens("\n" + label + FACT_SEPARATOR.join(facts))
     room = max(budget - count_tokens(body), min(line_tokens, budget // 4))
     if room > budget - count_tokens(body):

@@ -8,17 +8,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from core.budget import count_tokens
-from core.models import LoadedContext, Message, Turn
+from core.models import ContextStats, LoadedContext, Message, Turn
 from core.ports import Conversations
+from core.prompt_markup import turn_messages
 
 
 def turns_to_messages(turns: list[Turn] | tuple[Turn, ...]) -> tuple[Message, ...]:
-    """User/assistant pairs in order."""
-    messages: list[Message] = []
-    for turn in turns:
-        messages.append(Message("user", turn.question))
-        messages.append(Message("assistant", turn.answer))
-    return tuple(messages)
+    """User/assistant pairs in order, escaped as data (stored answers show their escapes read back)."""
+    return tuple(message for turn in turns for message in turn_messages(turn.question, turn.answer))
 
 
 class BoundedHistoryLoader:
@@ -32,7 +29,7 @@ class BoundedHistoryLoader:
         self, conversation_id: str, *, before_id: int, on_compacting: Callable[[], Awaitable[None]]
     ) -> LoadedContext:
         if self._keep == 0:
-            return LoadedContext(metadata={"enabled": False, "recent_rounds": 0})
+            return LoadedContext(metadata=ContextStats(enabled=False, recent_rounds=0))
         turns = await self._store.recent_turns(
             conversation_id, before_id=before_id, after_id=0, limit=self._keep
         )
@@ -40,10 +37,10 @@ class BoundedHistoryLoader:
         return LoadedContext(
             messages=messages,
             turns=tuple(turns),
-            metadata={
-                "enabled": True,
-                "compacted": False,
-                "recent_rounds": len(turns),
-                "estimated_tokens": sum(count_tokens(m.content) for m in messages),
-            },
+            metadata=ContextStats(
+                enabled=True,
+                compacted=False,
+                recent_rounds=len(turns),
+                estimated_tokens=sum(count_tokens(m.content) for m in messages),
+            ),
         )

@@ -16,8 +16,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
 from core.ports import ConversationLock, Records
+from core.record import Record
 
 log = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.errors import InvalidInput, NotFound
+from core.messages import phrase
 from core.models import ConversationKey
 from core.ports import Conversations
 
@@ -43,15 +44,9 @@ def choose(reference: str, matches: Sequence[str]) -> str:
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
-        raise NotFound(
-            f"找不到会话「{reference}」(用 `kb ask` 打印的会话 id,或 --name 开始一个新会话)。",
-            f"No conversation '{reference}' (use the id `kb ask` printed, or --name to start a new one).",
-        )
+        raise NotFound(phrase("error.no_such_conversation", reference=reference))
     shown = ", ".join(candidates[:_SHOWN]) + (", …" if len(candidates) > _SHOWN else "")
-    raise InvalidInput(
-        f"「{reference}」对应多个会话:{shown};请输入更完整的 id。",
-        f"'{reference}' matches several conversations: {shown}; type more of the id.",
-    )
+    raise InvalidInput(phrase("error.ambiguous_conversation", reference=reference, shown=shown))
 
 
 def _thread(conversation_id: str) -> str:
@@ -66,7 +61,7 @@ async def resolve_conversation(store: Conversations, reference: str) -> str:
         if found is not None:
             return found
     if not reference:
-        raise InvalidInput("会话 id 不能为空。", "The conversation id must not be empty.")
+        raise InvalidInput(phrase("error.empty_conversation_id"))
     if reference.count(":") >= 3:  # a whole id is exact: it never stands for a longer one
         return choose(reference, [])
     return choose(reference, await store.match_conversations(reference, limit=MATCH_LIMIT))

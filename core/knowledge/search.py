@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from core.errors import InvalidInput
+from core.messages import phrase
 from core.models import SEARCH_MODES, Hit, SearchMode, SearchRequest
 from core.text import compact_length
 
@@ -80,10 +81,7 @@ def parse_mode(mode: str | None, *, default: SearchMode = "blend") -> SearchMode
         if known == wanted:
             return known
     valid = ", ".join(SEARCH_MODES)
-    raise InvalidInput(
-        f"未知的检索模式「{mode}」,可选:{valid}。",
-        f"Unknown search mode '{mode}'; valid modes: {valid}.",
-    )
+    raise InvalidInput(phrase("error.unknown_search_mode", mode=mode, valid=valid))
 
 
 def clamp_limit(limit: int | None) -> int:
@@ -111,7 +109,7 @@ def build_search_request(
 ) -> SearchRequest:
     """A validated SearchRequest; raises InvalidInput for a blank query or an unknown mode."""
     if query is None or not query.strip():
-        raise InvalidInput("检索问题不能为空", "The search query must not be empty")
+        raise InvalidInput(phrase("error.empty_query"))
     unique = tuple(dict.fromkeys(name.strip() for name in datasets if name and name.strip()))
     return SearchRequest(
         query=query.strip(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
+from core.messages import text
 from core.models import AnswerRequest, Assessment, Completion, Hit, Turn, Usage
 from core.ports import Engine, KeyTermCheck
 from core.text import detect_language, normalize_query
@@ -18,9 +19,7 @@ from core.text import detect_language, normalize_query
 
 def gap_text(parts: Sequence[str], lang: str) -> str:
     """The gap named for the parts the check found unsupported."""
-    if lang == "zh":
-        return "；".join(f"资料中没有「{part}」的关键信息" for part in parts)
-    return "; ".join(f'the sources lack the key facts of "{part}"' for part in parts)
+    return text("gap.separator", lang).join(text("gap.unsupported_part", lang, part=part) for part in parts)
 
 
 class CheckedEngine:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.budget import clip, count_tokens
+from core.messages import text
 from core.models import Hit, Usage
 from core.text import normalize_query
 from core.trace import RoundStep, StopReason
@@ -13,15 +14,6 @@ from core.trace import RoundStep, StopReason
 QUESTION_TOKENS = 1000
 MISSING_TOKENS = 400
 QUERY_TOKENS = 500
-MESSAGES = {
-    "not_assessed": ("尚未完成充分性评估", "the evidence has not been assessed yet"),
-    "no_evidence": ("未检索到相关资料", "no relevant evidence was found"),
-    "no_datasets": ("应用未关联知识库", "no knowledge base is configured for this question"),
-    "assessment_error": (
-        "证据充分性评估失败,无法确认已覆盖全部问题",
-        "the evidence check failed, so it is not confirmed that every part of the question is covered",
-    ),
-}
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -34,8 +26,9 @@ class LoopLimits:
 
     candidates_per_round caps the new paragraphs each follow-up round adds (docs/design.md#admission).
     Round 1 keeps the first search whole, searched at least first_round_depth deep (what one plain
-    search shows), so routing a question to the loop never loses what one search finds (anchors.md:
-    multi-hop recall must not fall below one-step); cap_first_round=True applies the cap to round 1 as well.
+    search shows), so routing a question to the loop never loses what one search finds
+    (docs/storage.md#multi-hop-retrieval-never-finds-less-than-one-search); cap_first_round=True applies the
+    cap to round 1 as well.
     """
 
     max_rounds: int = 3
@@ -113,9 +106,8 @@ class LoopState:
     stop: StopReason = StopReason.MAX_ROUNDS
 
     def message(self, key: str) -> str:
-        """A fixed message in the question's language."""
-        zh, en = MESSAGES[key]
-        return zh if self.lang == "zh" else en
+        """A fixed message in the question's language (the catalogue's ``evidence.<key>``)."""
+        return text(f"evidence.{key}", self.lang)
 
     def admit(self, found: Sequence[Hit], limits: LoopLimits, *, first: bool) -> tuple[list[str], bool]:
         """Keep the best new candidates of a round within the caps; (added ids, budget exhausted)."""

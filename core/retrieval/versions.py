@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from core.messages import text
 from core.models import Hit
 
 _DATED = re.compile(
@@ -103,12 +104,8 @@ def version_note(cited: Sequence[str], evidence: Sequence[Hit], lang: str) -> st
         rest = sorted(others.get(version.title, set()) - {version.label})
         if not rest:
             continue
-        if lang == "zh":
-            lines.append(
-                f"版本说明：引用的是《{version.title}》{version.label} 版本；资料中另有 {'、'.join(rest)} 版本。"
-            )
-        else:
-            lines.append(
-                f"Version: this cites {version.title} ({version.label}); the sources also hold the {', '.join(rest)} version."
-            )
+        others_named = text("answer.version_separator", lang).join(rest)
+        lines.append(
+            text("answer.version_note", lang, title=version.title, label=version.label, others=others_named)
+        )
     return "\n".join(lines)

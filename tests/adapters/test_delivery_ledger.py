@@ -171,3 +171,46 @@ async def test_one_record_can_be_taken_by_id(store: SqlConversationStore, ledger
     assert taken.record.id == ids[1]
     assert await ledger.take_due_deliveries(now, lease=30, settle=0, record_id=ids[1]) == []
     assert [item.record.id for item in await ledger.take_due_deliveries(now, lease=30, settle=0)] == [ids[0]]
+
+
+async def test_the_start_note_and_the_resume_count_are_kept(
+    store: SqlConversationStore, ledger: SqlDeliveryLedger
+) -> None:
+    """A noted start (its time, no reply yet) and the resume count are saved, read and taken back whole."""
+    record, _ = await add(store, new_conversation(), "q", reply_to=REPLY_TO)
+    noted = Delivery(DeliveryState.PENDING, attempts=1, due=10.0, starting_at=1_700_000_123.25, resumes=1)
+    assert await ledger.save_delivery(record.id, noted) == noted
+    read = await ledger.read_delivery(record.id)
+    assert read == noted and read.reply_unknown
+    await store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason="x")
+    [taken] = await ledger.take_due_deliveries(time.time() + 120, lease=30, settle=60)
+    assert (taken.delivery.starting_at, taken.delivery.resumes) == (1_700_000_123.25, 1)
+    shown = await ledger.save_delivery(
+        record.id, Delivery(DeliveryState.PLACEHOLDER, reply_ref="C1:9.9", resumes=1)
+    )
+    assert not shown.reply_unknown and shown.starting_at == 0.0
+
+
+async def test_deliveries_from_before_the_start_note_have_none(backend: Backend) -> None:
+    """A database at version 5 is upgraded in place: its deliveries are kept, with no start noted and no
+    resume counted."""
+    old = await backend.open(MIGRATIONS[:5])
+    conversation = new_conversation()
+    await old.close()
+    await backend.query(
+        f"INSERT INTO conversations (id, source, created_at) VALUES ('{conversation}', 'slack', 1)"
+    )
+    # Written as version 5's code wrote it (today's ledger writes columns that version lacks).
+    await backend.query(
+        "INSERT INTO records (conversation_id, question, status, created_at, updated_at, delivery,"
+        f" delivery_attempts, reply_ref) VALUES ('{conversation}', 'old', 'interrupted', 1, 1, 'placeholder', 2,"
+        " 'C1:5.5')"
+    )
+    upgraded = await backend.open(MIGRATIONS)
+    try:
+        [kept] = await upgraded.list_records(conversation)
+        delivery = await SqlDeliveryLedger(upgraded.database).read_delivery(kept.id)
+        assert delivery == Delivery(DeliveryState.PLACEHOLDER, attempts=2, reply_ref="C1:5.5")
+        assert delivery.starting_at == 0.0 and delivery.resumes == 0
+    finally:
+        await upgraded.close()

@@ -26,10 +26,12 @@ from core.models import (
     ContextSnapshot,
     ConversationKey,
     ConversationScope,
-    Record,
+    Location,
     RecordOpening,
     RecordStatus,
 )
+from core.record import NO_DETAILS, CitedSource, PhaseTimings, Record, RecordDetails, UsageTally, Verdict
+from core.trace import RetrievalTrace, RoundStep
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema
 
 BIG = 10**12  # a before_id above every record
@@ -99,7 +101,7 @@ async def add(
 
 async def answered(store: SqlConversationStore, conversation: str, question: str, answer: str) -> Record:
     record, _ = await add(store, conversation, question)
-    return await store.complete_record(record.id, answer=answer, rewritten=None, details={})
+    return await store.complete_record(record.id, answer=answer, rewritten=None, details=NO_DETAILS)
 
 
 async def test_opening_records_creates_the_conversation_once(
@@ -181,7 +183,9 @@ async def test_recent_turns_returns_the_latest_answered_turns_of_500(store: SqlC
         elif index % 11 != 5:  # left pending
             answers[record.id] = f"答案{index}"
             finishing.append(
-                store.complete_record(record.id, answer=answers[record.id], rewritten=None, details={})
+                store.complete_record(
+                    record.id, answer=answers[record.id], rewritten=None, details=NO_DETAILS
+                )
             )
     await asyncio.gather(*finishing)
     answered_ids = sorted(answers)
@@ -238,13 +242,15 @@ async def test_complete_record_writes_everything_at_once(store: SqlConversationS
     """Answer, rewritten question, details and status arrive together and read back identically."""
     conversation = new_conversation()
     record, _ = await add(store, conversation, "那它们各自占用多少内存?", asked_by="slack:T1:U1")
-    assert (record.status, record.answer, record.details) == (RecordStatus.PENDING, None, {})
-    details = {
-        "citations": [{"document": "Java 基础.md", "heading": "基本数据类型", "source": ""}],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 45},
-        "trace": {"rounds": [{"queries": ["Java 基本数据类型 内存"], "sufficient": True}], "score": 0.5},
-        "note": "“引号”、emoji 🙂 和 \\ 反斜杠",
-    }
+    assert (record.status, record.answer, record.details) == (RecordStatus.PENDING, None, NO_DETAILS)
+    details = RecordDetails(
+        citations=(CitedSource(1, "Java 基础.md", "基本数据类型", location=Location(page=3)),),
+        usage=UsageTally(prompt_tokens=120, completion_tokens=45),
+        trace=RetrievalTrace(
+            rounds=(RoundStep(1, ("Java 基本数据类型 内存",), sufficient=True),), run_time=0.5
+        ),
+        notice="“引号”、emoji 🙂 和 \\ 反斜杠",
+    )
     done = await store.complete_record(
         record.id, answer="int 占 4 字节 [1]", rewritten="Java 基本数据类型各自占用多少内存?", details=details
     )
@@ -260,12 +266,12 @@ async def test_an_answered_record_is_never_overwritten(store: SqlConversationSto
     conversation = new_conversation()
     done = await answered(store, conversation, "q", "first answer")
     with pytest.raises(NotAllowed):
-        await store.complete_record(done.id, answer="second", rewritten=None, details={"x": 1})
+        await store.complete_record(done.id, answer="second", rewritten=None, details=RecordDetails(lang="x"))
     assert await store.get_record(done.id) == done
     failed, _ = await add(store, conversation, "q2")
     failed = await store.fail_record(failed.id, status=RecordStatus.INTERRUPTED, reason="shutdown")
     with pytest.raises(NotAllowed):
-        await store.complete_record(failed.id, answer="late", rewritten=None, details={})
+        await store.complete_record(failed.id, answer="late", rewritten=None, details=NO_DETAILS)
     assert await store.get_record(failed.id) == failed
 
 
@@ -273,47 +279,55 @@ async def test_fail_record_on_an_answered_record_is_a_no_op(store: SqlConversati
     """A late failure (e.g. a timeout firing after the answer was saved) leaves the answer intact."""
     conversation = new_conversation()
     done = await answered(store, conversation, "q", "the answer")
-    result = await store.fail_record(done.id, status=RecordStatus.FAILED, reason="late", details={"x": 1})
+    late = RecordDetails(lang="x")
+    result = await store.fail_record(done.id, status=RecordStatus.FAILED, reason="late", details=late)
     assert result == done == await store.get_record(done.id)
 
 
 async def test_fail_record_keeps_the_reason_and_never_an_answer(store: SqlConversationStore) -> None:
-    """A failed record has no answer, its reason under details["failure"], and earlier details kept."""
+    """A failed record has no answer, its reason as details.failure, and earlier details kept."""
     conversation = new_conversation()
     record, _ = await add(store, conversation, "q")
     await store.add_feedback(record.id, person="U1", value="up", at=1.0)
+    stage = RecordDetails(timings=PhaseTimings(context=0.25))
     failed = await store.fail_record(
-        record.id, status=RecordStatus.FAILED, reason="模型服务暂时不可用", details={"stage": "generate"}
+        record.id, status=RecordStatus.FAILED, reason="模型服务暂时不可用", details=stage
     )
     assert failed.status == RecordStatus.FAILED and failed.answer is None
-    assert failed.details == {
-        "feedback": {"U1": {"value": "up", "at": 1.0}},
-        "stage": "generate",
-        "failure": "模型服务暂时不可用",
-    }
+    assert failed.details == RecordDetails(
+        feedback=(Verdict("U1", "up", 1.0),),
+        timings=PhaseTimings(context=0.25),
+        failure="模型服务暂时不可用",
+    )
     with pytest.raises(InvalidInput):
         await store.fail_record(record.id, status=RecordStatus.ANSWERED, reason="no")
 
 
 async def test_re_chat_keeps_the_old_answer_and_allows_a_new_one(store: SqlConversationStore) -> None:
-    """reopen_record archives the answer in details["previous_answers"]; the next completion keeps it."""
+    """reopen_record archives the answer in details.previous_answers; the next completion keeps it."""
     conversation = new_conversation()
     record, _ = await add(store, conversation, "q")
-    await store.complete_record(record.id, answer="old", rewritten="old q", details={"trace": {"n": 1}})
+    first, later = RetrievalTrace(rounds=(RoundStep(1),)), RetrievalTrace(rounds=(RoundStep(1), RoundStep(2)))
+    await store.complete_record(
+        record.id, answer="old", rewritten="old q", details=RecordDetails(trace=first)
+    )
     await store.add_feedback(record.id, person="U1", value="down", at=2.0)
     reset = await store.reopen_record(record.id, conversation)
     assert (reset.status, reset.answer, reset.rewritten) == (RecordStatus.PENDING, None, None)
-    [archived] = reset.details["previous_answers"]
-    assert archived["answer"] == "old" and archived["rewritten"] == "old q"
-    assert archived["status"] == "answered"
-    assert archived["details"] == {"trace": {"n": 1}, "feedback": {"U1": {"value": "down", "at": 2.0}}}
+    [archived] = reset.details.previous_answers
+    assert archived.answer == "old" and archived.rewritten == "old q"
+    assert archived.status == RecordStatus.ANSWERED
+    assert archived.details == RecordDetails(trace=first, feedback=(Verdict("U1", "down", 2.0),))
+    assert reset.details == RecordDetails(previous_answers=(archived,))
     assert await store.recent_turns(conversation, before_id=BIG, after_id=0, limit=5) == []
     assert await store.reopen_record(record.id, conversation) == reset  # pending already: unchanged
-    again = await store.complete_record(record.id, answer="new", rewritten=None, details={"trace": {"n": 2}})
-    assert again.answer == "new" and again.details["trace"] == {"n": 2}
-    assert again.details["previous_answers"] == [archived]
+    again = await store.complete_record(
+        record.id, answer="new", rewritten=None, details=RecordDetails(trace=later)
+    )
+    assert again.answer == "new" and again.details.trace == later
+    assert again.details.previous_answers == (archived,)
     second = await store.reopen_record(record.id, conversation)
-    assert [a["answer"] for a in second.details["previous_answers"]] == ["old", "new"]
+    assert [a.answer for a in second.details.previous_answers] == ["old", "new"]
 
 
 async def test_feedback_keeps_each_persons_latest_verdict(store: SqlConversationStore) -> None:
@@ -325,9 +339,9 @@ async def test_feedback_keeps_each_persons_latest_verdict(store: SqlConversation
     record = await store.add_feedback(done.id, person="slack:T1:U1", value="up", at=3.0)
     assert record == await store.get_record(done.id)
     assert record is not None and record.answer == "a"
-    assert record.details == {
-        "feedback": {"slack:T1:U1": {"value": "up", "at": 3.0}, "slack:T1:U2": {"value": "up", "at": 2.0}}
-    }
+    assert record.details == RecordDetails(
+        feedback=(Verdict("slack:T1:U1", "up", 3.0), Verdict("slack:T1:U2", "up", 2.0))
+    )
     assert await store.add_feedback(done.id + 1000, person="U1", value="up", at=1.0) is None
     with pytest.raises(InvalidInput):
         await store.add_feedback(done.id, person='U"1', value="up", at=1.0)
@@ -343,7 +357,7 @@ async def test_unknown_ids(store: SqlConversationStore) -> None:
     with pytest.raises(InvalidInput):
         await store.get_record(2**70)  # no database integer holds it
     for call in (
-        store.complete_record(missing, answer="a", rewritten=None, details={}),
+        store.complete_record(missing, answer="a", rewritten=None, details=NO_DETAILS),
         store.fail_record(missing, status=RecordStatus.FAILED, reason="x"),
         store.reopen_record(missing, conversation),
         store.reopen_record(record.id, new_conversation("another-thread")),
@@ -376,11 +390,11 @@ async def test_generated_text_with_unstorable_characters_is_kept_not_lost(
     """An answer or detail containing NUL is stored with U+FFFD instead of failing the record."""
     conversation = new_conversation()
     record, _ = await add(store, conversation, "q")
-    done = await store.complete_record(
-        record.id, answer="a\x00b", rewritten=None, details={"hit": "x\x00y", "score": float("nan")}
-    )
+    details = RecordDetails(answer_error="x\x00y", timings=PhaseTimings(total=float("nan")))
+    done = await store.complete_record(record.id, answer="a\x00b", rewritten=None, details=details)
     assert done.status == RecordStatus.ANSWERED
-    assert done.answer == "a\ufffdb" and done.details == {"hit": "x\ufffdy", "score": None}
+    assert done.answer == "a\ufffdb"
+    assert done.details == RecordDetails(answer_error="x\ufffdy", timings=PhaseTimings(total=None))
 
 
 async def test_list_records_returns_the_latest_oldest_first(store: SqlConversationStore) -> None:

@@ -28,6 +28,7 @@ from core.conversation.compaction_batches import turns_tokens  # noqa: E402
 from core.conversation.compaction_messages import messages_tokens  # noqa: E402
 from core.models import Turn, Usage  # noqa: E402
 from core.ports import Engine  # noqa: E402
+from core.record import NO_DETAILS  # noqa: E402
 from tests.fakes import FakeEngine, InMemoryConversationStore  # noqa: E402
 from tests.stored import stored_question  # noqa: E402
 
@@ -136,7 +137,7 @@ async def run(turns: int, budget: int, engine_name: str) -> dict[str, object]:
             final["last5"] = any(has_fact(t.question + t.answer) for t in history[-5:])
             final["compaction"] = has_fact("\n".join(m.content for m in context.messages))
             final["raw_summary"] = has_fact(engine.last_raw)
-        await store.complete_record(record.id, answer=answer, rewritten=None, details={})
+        await store.complete_record(record.id, answer=answer, rewritten=None, details=NO_DETAILS)
         history.append(Turn(record.id, question, answer))
     return {"rows": rows, "final": final, "budget": budget, "engine": engine_name}
 

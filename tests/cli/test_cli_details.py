@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.sample_kb import SAMPLE_KB_DIR
-from core.budget import TRUNCATION_MARKERS, count_tokens
+from core.budget import count_tokens
+from core.messages import CORE
 from tests.cli.cli_support import prepare_home, run_main
 from tests.model_script import RecordedRequest, Reply
 from tests.model_server import ModelServer
@@ -122,4 +123,6 @@ def test_a_very_long_question_is_not_echoed_whole(capsys: pytest.CaptureFixture[
     assert record["question"] == question  # stored whole
     assert len(record["answer"]) < 1000
     queries = [q for step in record["details"]["trace"]["rounds"] for q in step["queries"]]
-    assert queries and not any(marker in q for q in queries for marker in TRUNCATION_MARKERS.values())
+    assert queries and not any(
+        marker in q for q in queries for marker in CORE.in_every_language("budget.truncated")
+    )

@@ -15,6 +15,7 @@ import pytest
 
 from adapters.store.backends import open_store
 from bot.sample_kb import SAMPLE_KB_DIR
+from core.record import NO_DETAILS
 from tests.cli.cli_support import clean_env, kb, prepare_home, run_main
 from tests.stored import stored_question
 
@@ -136,7 +137,7 @@ async def _slack_thread(home: Path) -> None:
     store = await open_store(f"sqlite:///{home}/conversations.sqlite3")
     try:
         record = await stored_question(store, SLACK_THREAD, "报销截止期限是多久?")
-        await store.complete_record(record.id, answer="三十日内。", rewritten=None, details={})
+        await store.complete_record(record.id, answer="三十日内。", rewritten=None, details=NO_DETAILS)
     finally:
         await store.close()
 

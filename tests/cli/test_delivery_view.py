@@ -12,6 +12,7 @@ from adapters.store.backends import SqliteConversationStore
 from adapters.store.delivery_ledger import SqlDeliveryLedger
 from bot.cli import main as kb_main
 from core.models import ConversationKey
+from core.record import NO_DETAILS
 from tests.stored import stored_question
 
 THREAD = ConversationKey("slack", "T1", "C1", "1700000000.000100")
@@ -28,7 +29,9 @@ async def _slack_thread(home: Path) -> tuple[int, int]:
             ("second?", Delivery(DeliveryState.DELIVERED, attempts=2)),
         ):
             record = await stored_question(store, THREAD, question, reply_to="C1:1700000000.000100")
-            await store.complete_record(record.id, answer=f"answer to {question}", rewritten=None, details={})
+            await store.complete_record(
+                record.id, answer=f"answer to {question}", rewritten=None, details=NO_DETAILS
+            )
             await ledger.save_delivery(record.id, delivery)
             ids.append(record.id)
         return ids[0], ids[1]

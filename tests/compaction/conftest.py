@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.conversation.compaction_batches import turn_tokens
-from core.models import Record, Turn
+from core.models import Turn
+from core.record import Record
 from tests.fakes import FakeEngine, InMemoryConversationStore
 
 CONVERSATION = "slack:T1:C1:1700000000.000100"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.budget import TRUNCATION_MARKERS, count_tokens
+from core.budget import count_tokens
 from core.conversation.compaction import CompactingContextLoader
 from core.conversation.compaction_batches import (
     BatchLimits,
@@ -15,6 +15,7 @@ from core.conversation.compaction_batches import (
     turns_tokens,
 )
 from core.errors import ModelUnavailable
+from core.messages import CORE
 from core.models import Turn
 from tests.compaction.conftest import CONVERSATION, ProgressCounter, add_turns, chinese
 from tests.fakes import FakeEngine, InMemoryConversationStore
@@ -32,8 +33,8 @@ def test_question_and_answer_are_clipped_to_their_own_limits_with_the_marker() -
 
     assert count_tokens(clipped.question) <= 2000 < count_tokens(turn.question)
     assert count_tokens(clipped.answer) <= 3500 < count_tokens(turn.answer)
-    assert clipped.question.endswith(TRUNCATION_MARKERS["zh"])
-    assert clipped.answer.endswith(TRUNCATION_MARKERS["zh"])
+    assert clipped.question.endswith(CORE.text("budget.truncated", "zh"))
+    assert clipped.answer.endswith(CORE.text("budget.truncated", "zh"))
     assert clipped.record_id == 1
     short = _turn(2, 10, 10)
     assert clip_turn(short, BatchLimits()) is short
@@ -63,7 +64,7 @@ def test_an_oversized_single_turn_forms_its_own_batch() -> None:
     assert [t.record_id for t in first] == [1]
     assert [t.record_id for t in second] == [2]
     assert turn_tokens(second[0]) <= 5500
-    assert second[0].answer.endswith(TRUNCATION_MARKERS["zh"])
+    assert second[0].answer.endswith(CORE.text("budget.truncated", "zh"))
 
 
 def test_recent_window_keeps_the_latest_turn_and_reserves_room_for_the_summary() -> None:
@@ -104,7 +105,7 @@ async def test_several_batches_roll_the_summary_and_advance_the_watermark_per_ba
     assert snapshot.revision == len(calls)
     assert snapshot.through_record_id == summarised[-1]
     assert snapshot.compacted_rounds == len(summarised)
-    assert context.metadata["summary_calls"] == len(calls)
+    assert context.metadata.summary_calls == len(calls)
     assert all(max_tokens == 1800 for _, _, max_tokens in calls)
 
 
@@ -126,7 +127,7 @@ async def test_a_failure_in_a_later_batch_keeps_the_watermark_of_the_last_saved_
     assert snapshot.compacted_rounds == 3
     assert snapshot.revision == 1
     assert snapshot.summary == "摘要一"
-    assert context.metadata["compacted"] is True
-    assert context.metadata["compaction_error"] == "model_unavailable"
-    assert context.metadata["summary_calls"] == 2
+    assert context.metadata.compacted is True
+    assert context.metadata.compaction_error == "model_unavailable"
+    assert context.metadata.summary_calls == 2
     assert context.messages[0].content.endswith("\n摘要一\n</summary>")

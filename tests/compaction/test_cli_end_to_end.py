@@ -11,6 +11,7 @@ import pytest
 from adapters.store.backends import open_store
 from bot.cli import main
 from core.models import ConversationKey
+from core.record import NO_DETAILS
 from tests.compaction.conftest import chinese
 from tests.stored import stored_question
 
@@ -26,7 +27,7 @@ async def _conversation(home: Path, name: str, turns: int) -> str:
                 f"第{index + 1}问:项目「青鸾」预算 3,870 万元" + chinese(30, offset=index),
             )
             await store.complete_record(
-                record.id, answer=chinese(400, offset=index), rewritten=None, details={}
+                record.id, answer=chinese(400, offset=index), rewritten=None, details=NO_DETAILS
             )
         return conversation_id
     finally:

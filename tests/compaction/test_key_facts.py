@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from core.budget import TRUNCATION_MARKERS, count_tokens
+from core.budget import count_tokens
 from core.conversation.compaction import CompactingContextLoader
 from core.conversation.compaction_facts import (
-    KEY_FACTS_LABELS,
     extract_key_facts,
     merge_key_facts,
     missing_key_facts,
     split_key_facts,
     with_key_facts,
 )
+from core.messages import CORE
 from tests.compaction.conftest import CONVERSATION, ProgressCounter, add_turns
 from tests.fakes import FakeEngine, InMemoryConversationStore
 
@@ -62,7 +62,7 @@ def test_dropped_facts_are_appended_as_one_deterministic_line() -> None:
     assert merged == (
         summary
         + "\n"
-        + KEY_FACTS_LABELS["zh"]
+        + CORE.text("compaction.key_facts_label", "zh")
         + "「青鸾」; 3,870 万元; 2026年3月5日; PRJ-2031; 《行政复议法》; 9条"
     )
     assert merge_key_facts(summary, previous="", batch_texts=[PLANTED], budget=1800, lang="zh") == merged
@@ -75,20 +75,27 @@ def test_dropped_facts_are_appended_as_one_deterministic_line() -> None:
         budget=200,
         lang="en",
     )
-    assert english.endswith("\n" + KEY_FACTS_LABELS["en"] + "3,870")
+    assert english.endswith("\n" + CORE.text("compaction.key_facts_label", "en") + "3,870")
 
 
 def test_previous_facts_stay_first_and_an_echoed_line_is_replaced() -> None:
     """The previous line's facts are carried verbatim and first; new drops follow; the model's echo is not doubled."""
-    previous = "旧摘要正文,提到 2025年 的计划。\n" + KEY_FACTS_LABELS["zh"] + "「青鸾」; 3,870 万元"
-    summary = "新摘要:讨论了采购。\n" + KEY_FACTS_LABELS["zh"] + "「青鸾」; 3,870 万元"
+    previous = (
+        "旧摘要正文,提到 2025年 的计划。\n"
+        + CORE.text("compaction.key_facts_label", "zh")
+        + "「青鸾」; 3,870 万元"
+    )
+    summary = "新摘要:讨论了采购。\n" + CORE.text("compaction.key_facts_label", "zh") + "「青鸾」; 3,870 万元"
 
     merged = merge_key_facts(
         summary, previous=previous, batch_texts=["采购金额 120 万元"], budget=1800, lang="zh"
     )
 
     assert (
-        merged == "新摘要:讨论了采购。\n" + KEY_FACTS_LABELS["zh"] + "「青鸾」; 3,870 万元; 120 万元; 2025年"
+        merged
+        == "新摘要:讨论了采购。\n"
+        + CORE.text("compaction.key_facts_label", "zh")
+        + "「青鸾」; 3,870 万元; 120 万元; 2025年"
     )
     assert split_key_facts(merged) == (
         "新摘要:讨论了采购。",
@@ -104,13 +111,13 @@ def test_the_line_is_clipped_by_whole_facts_and_never_cuts_the_summary_start() -
     merged = with_key_facts(summary, extract_key_facts(source), budget=400, lang="zh")
 
     assert count_tokens(merged) <= 400
-    body, line = merged.rsplit("\n" + KEY_FACTS_LABELS["zh"], 1)
-    assert summary.startswith(body.removesuffix("\n" + TRUNCATION_MARKERS["zh"]))
+    body, line = merged.rsplit("\n" + CORE.text("compaction.key_facts_label", "zh"), 1)
+    assert summary.startswith(body.removesuffix("\n" + CORE.text("budget.truncated", "zh")))
     assert count_tokens(body) >= 400 * 3 // 4 - 10  # the line takes at most a quarter
     facts = line.split("; ")
     assert facts == extract_key_facts(source)[: len(facts)]
     assert facts[:3] == ["「青鸾」", "3,870 万元", "2026年3月5日"]
-    assert count_tokens("\n" + KEY_FACTS_LABELS["zh"] + line) <= 400 // 4 + 1
+    assert count_tokens("\n" + CORE.text("compaction.key_facts_label", "zh") + line) <= 400 // 4 + 1
     assert with_key_facts("短摘要", [], budget=400, lang="zh") == "短摘要"
 
 
@@ -132,6 +139,6 @@ async def test_compaction_restores_facts_the_model_dropped_and_carries_them_forw
     for fact in ("「青鸾」", "3,870 万元", "2026年3月5日", "PRJ-2031"):
         assert fact in first
         assert fact in second
-    assert first.startswith("用户介绍了一个项目。\n" + KEY_FACTS_LABELS["zh"])
-    assert second.startswith("用户讨论了行政复议。\n" + KEY_FACTS_LABELS["zh"])
+    assert first.startswith("用户介绍了一个项目。\n" + CORE.text("compaction.key_facts_label", "zh"))
+    assert second.startswith("用户讨论了行政复议。\n" + CORE.text("compaction.key_facts_label", "zh"))
     assert engine.calls("summarise")[1][0] == first  # the model saw the facts line as the previous summary

@@ -59,10 +59,11 @@ async def test_the_compacting_event_fires_once_and_only_on_the_question_that_com
     assert compacting_per_question[:3] == [0, 0, 0]  # short history: no summary, no event
     assert max(compacting_per_question) == 1
     records = await store.list_records(KEY.as_id())
-    contexts = [record.details["context"] for record in records]
-    assert all(set(context) >= CONTEXT_KEYS for context in contexts)
-    assert [c.get("summary_calls", 0) > 0 for c in contexts] == [n == 1 for n in compacting_per_question]
-    assert sum(c.get("summary_calls", 0) for c in contexts) == len(engine.calls("summarise"))
+    contexts = [record.details.context for record in records]
+    assert all(context is not None and set(context.to_json()) >= CONTEXT_KEYS for context in contexts)
+    calls = [context.summary_calls if context else 0 for context in contexts]
+    assert [n > 0 for n in calls] == [n == 1 for n in compacting_per_question]
+    assert sum(calls) == len(engine.calls("summarise"))
 
 
 async def test_manual_compaction_through_the_pipeline_uses_the_same_threshold() -> None:

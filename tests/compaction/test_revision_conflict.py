@@ -12,6 +12,7 @@ from core.conversation.compaction import CompactingContextLoader, compact_conver
 from core.conversation.locks import LocalConversationLock
 from core.models import ContextSnapshot, ConversationKey, Turn, Usage
 from core.ports import ConversationStore
+from core.record import NO_DETAILS
 from tests.compaction.conftest import ProgressCounter, chinese
 from tests.fakes import FakeEngine, InMemoryConversationStore
 from tests.stored import stored_question
@@ -44,7 +45,10 @@ async def _fill(store: ConversationStore, conversation_id: str, count: int) -> l
             store, conversation_id, f"第{index + 1}问:" + chinese(30, offset=index)
         )
         await store.complete_record(
-            record.id, answer=f"第{index + 1}答:" + chinese(200, offset=index + 3), rewritten=None, details={}
+            record.id,
+            answer=f"第{index + 1}答:" + chinese(200, offset=index + 3),
+            rewritten=None,
+            details=NO_DETAILS,
         )
         ids.append(record.id)
     return ids
@@ -63,9 +67,9 @@ async def test_a_concurrent_writer_is_detected_and_never_overwritten() -> None:
     assert engine.rival_saved == [True]
     stored = await store.read_context(conversation_id)
     assert (stored.summary, stored.through_record_id, stored.revision) == (RIVAL.summary, 2, 1)
-    assert context.metadata["compaction_error"] == "context_conflict"
-    assert context.metadata["compacted"] is False
-    assert context.metadata["revision"] == 0  # what this load actually used
+    assert context.metadata.compaction_error == "context_conflict"
+    assert context.metadata.compacted is False
+    assert context.metadata.revision == 0  # what this load actually used
     assert not context.messages[0].content.startswith("以下是较早会话")  # no half-written summary used
 
 
@@ -119,7 +123,7 @@ async def test_a_concurrent_writer_on_another_sqlite_connection_wins_cleanly(tmp
         stored = await ours.read_context(conversation_id)
         assert engine.rival_saved == [True]
         assert (stored.summary, stored.revision) == (RIVAL.summary, 1)
-        assert context.metadata["compaction_error"] == "context_conflict"
+        assert context.metadata.compaction_error == "context_conflict"
     finally:
         await ours.close()
         await rival.close()

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from core.budget import TRUNCATION_MARKERS
 from core.conversation.compaction import CompactingContextLoader, compact_conversation
 from core.conversation.compaction_batches import BatchLimits
-from core.conversation.compaction_messages import SUMMARY_LABELS, messages_tokens
+from core.conversation.compaction_messages import messages_tokens
 from core.conversation.locks import LocalConversationLock
 from core.errors import ModelTruncated, ModelUnavailable
+from core.messages import CORE
 from core.models import ContextSnapshot, Message, Turn, Usage
 from tests.compaction.conftest import (
     CONVERSATION,
@@ -52,7 +52,7 @@ async def test_compacted_memory_and_recent_original_messages_are_both_carried_fo
     summary_message, *pairs = context.messages
     assert summary_message.role == "user"
     assert summary_message.content.startswith(
-        SUMMARY_LABELS["zh"] + "\n<summary>\n用户询问了行政复议的期限与代理人规则。"
+        CORE.text("compaction.summary_label", "zh") + "\n<summary>\n用户询问了行政复议的期限与代理人规则。"
     )
     recent = [as_turn(r) for r in records[-len(pairs) // 2 :]]
     assert len(recent) >= 1
@@ -64,8 +64,8 @@ async def test_compacted_memory_and_recent_original_messages_are_both_carried_fo
     assert store.records == before  # originals neither deleted nor edited
     summarised = engine.calls("summarise")[0][1]
     assert [t.record_id for t in summarised] == [r.id for r in records[: -len(recent)]]
-    assert context.metadata["compacted"] is True
-    assert context.metadata["compaction_reason"] == "token_budget_exceeded"
+    assert context.metadata.compacted is True
+    assert context.metadata.compaction_reason == "token_budget_exceeded"
     assert context.usage == Usage(30, 15)
     assert progress.calls == 1
 
@@ -84,9 +84,9 @@ async def test_reload_does_not_summarise_the_same_rows_twice(
     assert len(engine.calls("summarise")) == 1
     assert (await store.read_context(CONVERSATION)).revision == 1
     assert second.messages == first.messages
-    assert second.metadata["compacted"] is False
-    assert second.metadata["threshold_exceeded"] is False
-    assert second.metadata["revision"] == 1
+    assert second.metadata.compacted is False
+    assert second.metadata.threshold_exceeded is False
+    assert second.metadata.revision == 1
     assert progress.calls == 0
 
 
@@ -107,14 +107,14 @@ async def test_failed_summary_does_not_advance_the_watermark(
 
     assert await store.read_context(CONVERSATION) == ContextSnapshot()
     expected_code = "model_output_invalid" if failure == "" else getattr(failure, "code", "")
-    assert context.metadata["compaction_error"] == expected_code
-    assert context.metadata["compaction_reason"] == "failed"
-    assert context.metadata["compacted"] is False
-    assert context.metadata["through_record_id"] == 0
+    assert context.metadata.compaction_error == expected_code
+    assert context.metadata.compaction_reason == "failed"
+    assert context.metadata.compacted is False
+    assert context.metadata.through_record_id == 0
     assert context.messages[0].content == records[-len(context.messages) // 2].question  # raw, no summary
     assert messages_tokens(context.messages) <= loader.budget
     retry = await loader.load(CONVERSATION, before_id=END, on_compacting=ProgressCounter())
-    assert retry.metadata["compacted"] is True
+    assert retry.metadata.compacted is True
     assert engine.calls("summarise")[-1][1][0].record_id == records[0].id  # nothing was skipped
 
 
@@ -135,7 +135,7 @@ async def test_current_and_future_records_never_leak_into_context(
     assert [t.record_id for t in context.turns] == [r.id for r in earlier]
     assert "当前问题" not in {m.content for m in context.messages}
     assert engine.calls("summarise") == []
-    assert context.metadata["threshold_exceeded"] is False
+    assert context.metadata.threshold_exceeded is False
 
 
 async def test_disabling_history_also_disables_an_existing_summary(
@@ -153,8 +153,8 @@ async def test_disabling_history_also_disables_an_existing_summary(
 
     assert context.messages == ()
     assert context.turns == ()
-    assert context.metadata["enabled"] is False
-    assert "summary" not in context.metadata
+    assert context.metadata.enabled is False
+    assert context.summary == ""
     assert store.turn_queries == []
     assert engine.calls("summarise") == []
 
@@ -191,7 +191,7 @@ async def test_exact_threshold_does_not_compact_and_one_token_over_does(
         CONVERSATION, before_id=END, on_compacting=at_budget
     )
 
-    assert same.metadata["threshold_exceeded"] is False
+    assert same.metadata.threshold_exceeded is False
     assert len(same.turns) == 10
     assert engine.calls("summarise") == []
     assert at_budget.calls == 0
@@ -202,8 +202,8 @@ async def test_exact_threshold_does_not_compact_and_one_token_over_does(
     )
     compacted = await loader.load(CONVERSATION, before_id=END, on_compacting=over)
 
-    assert compacted.metadata["threshold_exceeded"] is True
-    assert compacted.metadata["compacted"] is True
+    assert compacted.metadata.threshold_exceeded is True
+    assert compacted.metadata.compacted is True
     assert len(engine.calls("summarise")) > 1  # several batches ...
     assert over.calls == 1  # ... but one progress event
 
@@ -220,12 +220,12 @@ async def test_long_single_turn_does_not_pretend_to_compact_without_older_histor
     context = await loader.load(CONVERSATION, before_id=END, on_compacting=progress)
     report = await compact_conversation(CONVERSATION, loader=loader, lock=LocalConversationLock())
 
-    assert context.metadata["threshold_exceeded"] is True
-    assert context.metadata["compacted"] is False
-    assert context.metadata["compaction_reason"] == "no_older_turns"
+    assert context.metadata.threshold_exceeded is True
+    assert context.metadata.compacted is False
+    assert context.metadata.compaction_reason == "no_older_turns"
     assert [m.role for m in context.messages] == ["user", "assistant"]
     assert context.messages[0].content == question  # the short part stays whole
-    assert context.messages[1].content.endswith(TRUNCATION_MARKERS["zh"])
+    assert context.messages[1].content.endswith(CORE.text("budget.truncated", "zh"))
     assert messages_tokens(context.messages) <= loader.budget
     assert context.turns == (Turn(record.id, question, context.messages[1].content),)
     assert engine.calls("summarise") == []
@@ -297,8 +297,10 @@ async def test_re_asking_a_question_behind_the_watermark_never_leaks_later_turns
     context = await loader.load(CONVERSATION, before_id=re_asked.id, on_compacting=ProgressCounter())
 
     assert [t.record_id for t in context.turns] == [r.id for r in records[:3]]
-    assert all(not m.content.startswith(SUMMARY_LABELS["zh"]) for m in context.messages)
-    assert context.metadata["compaction_reason"] == "summary_covers_later_turns"
-    assert "summary" not in context.metadata
+    assert all(
+        not m.content.startswith(CORE.text("compaction.summary_label", "zh")) for m in context.messages
+    )
+    assert context.metadata.compaction_reason == "summary_covers_later_turns"
+    assert context.summary == ""
     assert len(engine.calls("summarise")) == 1
     assert (await store.read_context(CONVERSATION)).through_record_id == through

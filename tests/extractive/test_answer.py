@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from adapters.extractive import ExtractiveEngine
-from adapters.extractive.answer import LABELS
+from core.messages import CORE
 from core.models import AnswerRequest, Usage
 from tests.extractive.helpers import collect, hit
 
@@ -60,7 +60,7 @@ async def test_label_and_stream_shape() -> None:
     deltas, final = items[:-1], items[-1]
     assert len(deltas) > 1 and all(isinstance(d, str) for d in deltas)
     assert not isinstance(final, str)
-    assert final.text.startswith(LABELS["zh"])
+    assert final.text.startswith(CORE.text("extractive.label", "zh"))
     assert final.finish_reason == "stop"
     assert final.usage == Usage()
     assert final.text == "".join(d for d in deltas if isinstance(d, str))
@@ -82,7 +82,7 @@ async def test_english_answer_and_not_found() -> None:
     )
     _, completions = await collect(ExtractiveEngine().answer(request))
     text = completions[0].text
-    assert text.startswith(LABELS["en"])
+    assert text.startswith(CORE.text("extractive.label", "en"))
     assert "- Employees may work remotely for up to 2 days per week. [1]" in text
     assert 'The sources contain no information about "what is the parking fee".' in text
     assert "Core hours" not in text
@@ -92,7 +92,10 @@ async def test_no_evidence_answers_nothing_but_the_gap() -> None:
     """With no evidence at all every part is reported as not found and nothing is cited."""
     request = AnswerRequest(question="年假有几天？", evidence=(), lang="zh", sufficient=False)
     _, completions = await collect(ExtractiveEngine().answer(request))
-    assert completions[0].text == LABELS["zh"] + "\n\n资料中未找到关于「年假有几天」的信息。\n"
+    assert (
+        completions[0].text
+        == CORE.text("extractive.label", "zh") + "\n\n资料中未找到关于「年假有几天」的信息。\n"
+    )
 
 
 async def test_the_best_row_of_a_table_is_quoted_with_its_headers() -> None:

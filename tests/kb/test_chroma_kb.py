@@ -70,7 +70,7 @@ async def test_writing_with_another_embedding_model_is_refused(
     await kb.replace_document("ds", doc("ds", "d1"), chunks("alpha"), embedding_model=MODEL)
     with pytest.raises(InvalidInput) as caught:
         await kb.replace_document("ds", doc("ds", "d2"), chunks("beta"), embedding_model="other-model")
-    assert "fake-bag" in caught.value.en
+    assert "fake-bag" in caught.value.message("en")
     assert other.document_calls == 0
 
 

@@ -114,7 +114,8 @@ def test_citations_and_sources_carry_the_page() -> None:
     )
     other = Hit("c2", "text", 0.5, "hr", "d2", "guide", "Intro", "/g.md")
     items = citations("见 [2] 和 [1]。", [other, hit])
-    assert items[1]["page"] == 12 and "page" not in items[0]
+    assert items[1].location.page == 12 and not items[0].location
+    assert items[1].to_json()["page"] == 12 and "page" not in items[0].to_json()
     assert render_sources(items, "zh").splitlines() == [
         "来源:",
         "[1] guide — Intro",

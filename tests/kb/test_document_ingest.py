@@ -23,6 +23,7 @@ from bot.cli import main
 from core.answering.answer import citations, evidence_block, render_sources
 from core.knowledge.ingest import ingest
 from core.models import SearchRequest
+from core.record import CitedSource
 from tests.kb.document_files import (
     docx_bytes,
     handbook_pages,
@@ -188,8 +189,9 @@ def test_citations_name_the_page_in_the_cli_slack_and_the_evidence() -> None:
         "[1] 员工手册.pdf p. 12 › 第三章 考勤",
         "[2] deck.pptx slide 2 › Q3 results",
     ]
-    assert 'document="员工手册.pdf p. 12 | 第三章 考勤"' in evidence_block([hit])
-    stored = json.loads(json.dumps(items))  # as the record keeps them
+    assert 'document="员工手册.pdf p. 12 | 第三章 考勤"' in evidence_block([hit]).text
+    stored = [CitedSource.from_json(json.loads(json.dumps(item.to_json()))) for item in items]  # as kept
+    assert stored == list(items)
     assert render_sources(stored, "en").splitlines()[1] == "[1] 员工手册.pdf p. 12 — 第三章 考勤"
 
 

@@ -23,6 +23,7 @@ from core.knowledge.ingest_plan import (
     fingerprint,
     gone_documents,
 )
+from core.messages import phrase
 from core.models import Chunk, DocumentInfo
 
 
@@ -231,7 +232,9 @@ async def test_a_write_error_stops_the_run(folder: Path) -> None:
     """An error from the index (e.g. the wrong embedding model) propagates instead of being skipped."""
     reader, index = FakeReader(), MemoryIndex()
     reader.files = {folder / f"{i}.md": f"text {i}" for i in range(8)}
-    index.fail_with = InvalidInput("模型不符", "model mismatch")
+    index.fail_with = InvalidInput(
+        phrase("error.written_with_other_model", dataset="docs", built_with="model-a", model="model-b")
+    )
     with pytest.raises(InvalidInput):
         await run(index, reader, folder)
     assert index.docs == {}

@@ -57,10 +57,9 @@ async def test_a_second_holder_is_refused_with_the_first_ones_pid_host_command_a
         with pytest.raises(DatasetBusy) as refused:
             async with second.hold("法规", wait=False):
                 pytest.fail("two holders at once")
-        assert (
-            f"pid {os.getpid()} on " in refused.value.en
-            and "`kb ingest docs --dataset 法规`" in refused.value.en
-        )
+        assert f"pid {os.getpid()} on " in refused.value.message(
+            "en"
+        ) and "`kb ingest docs --dataset 法规`" in refused.value.message("en")
         async with second.hold("other dataset", wait=False):
             pass  # another dataset is free
     assert first.path("法规").read_text(encoding="utf-8") == ""
@@ -99,7 +98,7 @@ async def test_a_killed_writer_leaves_no_lock_behind(tmp_path: Path) -> None:
         with pytest.raises(DatasetBusy) as refused:
             async with locks.hold("team", wait=False):
                 pass
-        assert f"pid {holder.pid} on " in refused.value.en
+        assert f"pid {holder.pid} on " in refused.value.message("en")
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=10)
     finally:
@@ -118,7 +117,7 @@ async def test_an_unusable_lock_folder_is_one_error_naming_the_file(tmp_path: Pa
     with pytest.raises(KnowledgeBaseError) as failed:
         async with locks.hold("team"):
             pass
-    assert str(blocker / "locks") in failed.value.en
+    assert str(blocker / "locks") in failed.value.message("en")
 
 
 def test_the_advisory_record_parses_back_from_the_statement_or_the_application_name() -> None:
@@ -146,7 +145,7 @@ async def test_two_machines_share_one_writer_per_dataset_through_postgres() -> N
         with pytest.raises(DatasetBusy) as refused:
             async with second.hold(dataset, wait=False):
                 pytest.fail("two holders at once")
-        assert f"`kb ingest laws --dataset {dataset}`" in refused.value.en
+        assert f"`kb ingest laws --dataset {dataset}`" in refused.value.message("en")
         started = time.monotonic()
 
         async def wait_then_write() -> float:

@@ -61,7 +61,7 @@ async def test_asking_again_answers_an_interrupted_record_in_place(harness: Harn
     final = await harness.pipeline.answer(AskAgain(KEY, record.id, SCOPE))
     assert not isinstance(final, Failed) and final.id == record.id
     assert final.status == RecordStatus.ANSWERED
-    assert [a["status"] for a in final.details["previous_answers"]] == ["interrupted"]
+    assert [a.status for a in final.details.previous_answers] == ["interrupted"]
     assert len(harness.store.records) == 1
 
 
@@ -82,7 +82,7 @@ async def test_a_failure_keeps_what_the_user_was_told(harness: Harness) -> None:
     events = [event async for event in harness.pipeline.ask(Ask(KEY, "年假?", ConversationScope(())))]
     failed = events[-1]
     assert isinstance(failed, Failed) and failed.record is not None
-    assert failed.record.details["user_message"] == failed.message
+    assert failed.record.details.user_message == failed.message
 
 
 async def test_feedback_is_kept_per_person(harness: Harness) -> None:
@@ -93,7 +93,7 @@ async def test_feedback_is_kept_per_person(harness: Harness) -> None:
     await harness.pipeline.feedback(GiveFeedback(record.id, "slack:T:U1", "up"))
     updated = await harness.pipeline.feedback(GiveFeedback(record.id, "slack:T:U2", "down"))
     assert updated is not None
-    assert {person: item["value"] for person, item in updated.details["feedback"].items()} == {
+    assert {item.person: item.value for item in updated.details.feedback} == {
         "slack:T:U1": "up",
         "slack:T:U2": "down",
     }

@@ -6,7 +6,8 @@ import asyncio
 
 from core.conversation.locks import LocalConversationLock
 from core.conversation.orphans import OrphanSweeper
-from core.models import ConversationKey, Record, RecordStatus
+from core.models import ConversationKey, RecordStatus
+from core.record import NO_DETAILS, Record
 from tests.fakes import InMemoryConversationStore
 from tests.stored import stored_question
 
@@ -80,7 +81,7 @@ async def test_a_record_that_moved_meanwhile_is_not_interrupted() -> None:
     record = await _pending(store, "4.1")
     sweeper = _sweeper(store, lock, now)
     await sweeper.sweep()
-    await store.complete_record(record.id, answer="done", rewritten=None, details={})
+    await store.complete_record(record.id, answer="done", rewritten=None, details=NO_DETAILS)
     now[0] += 61
     assert await sweeper.sweep() == []
     assert store.records[record.id].status == RecordStatus.ANSWERED

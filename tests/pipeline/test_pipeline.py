@@ -37,8 +37,8 @@ async def test_first_question_makes_no_rewrite_call_and_is_answered(harness: Har
     done = _final(events)
     assert isinstance(done, Done)
     assert done.record.status == RecordStatus.ANSWERED
-    assert done.record.details["citations"][0]["document"] == "休假制度"
-    assert done.record.details["trace"]["rewritten"] == "年假有几天?"
+    assert done.record.details.citations[0].document == "休假制度"
+    assert done.record.details.trace is not None and done.record.details.trace.rewritten == "年假有几天?"
     assert "".join(e.text for e in events if isinstance(e, AnswerDelta)) == done.record.answer
 
 
@@ -113,7 +113,7 @@ async def test_failed_generation_marks_the_record_failed_never_answered(harness:
     assert isinstance(failed, Failed) and failed.code == "model_unavailable"
     record = harness.store.records[1]
     assert record.status == RecordStatus.FAILED and record.answer is None
-    assert "model_unavailable" in record.details["failure"]
+    assert "model_unavailable" in record.details.failure
 
 
 async def test_a_failed_model_answer_degrades_to_the_fallback_engine_with_a_notice() -> None:
@@ -126,7 +126,7 @@ async def test_a_failed_model_answer_degrades_to_the_fallback_engine_with_a_noti
     done = _final(events)
     assert isinstance(done, Done)
     assert any(isinstance(e, Notice) and e.kind == "degraded" for e in events)
-    assert done.record.details["engine"] == "extractive (fallback)"
+    assert done.record.details.engine == "extractive (fallback)"
     assert done.record.answer is not None and done.record.answer.startswith("模型服务暂时不可用")
 
 
@@ -134,12 +134,12 @@ async def test_notice_is_appended_exactly_when_evidence_is_insufficient(harness:
     """No hits -> insufficient -> the uncertainty notice ends the answer; with hits there is none."""
     events = await harness.ask("完全无关的问题")
     done = _final(events)
-    assert isinstance(done, Done) and done.record.details["notice"]
-    assert done.record.answer is not None and done.record.answer.endswith(done.record.details["notice"])
+    assert isinstance(done, Done) and done.record.details.notice
+    assert done.record.answer is not None and done.record.answer.endswith(done.record.details.notice)
     assert any(isinstance(e, Notice) for e in events)
     harness.kb.add("p1", "完全无关的问题的答案", document="d")
     events = await harness.ask("完全无关的问题")
-    assert isinstance(events[-1], Done) and events[-1].record.details["notice"] is None
+    assert isinstance(events[-1], Done) and events[-1].record.details.notice is None
     assert not any(isinstance(e, Notice) for e in events)
 
 
@@ -150,7 +150,7 @@ async def test_a_truncated_rewrite_is_never_used(harness: Harness) -> None:
     events = await harness.ask("what about it?")
     assert harness.kb.queries == ["what about it?"]
     done = _final(events)
-    assert isinstance(done, Done) and "model_truncated" in done.record.details["rewrite_error"]
+    assert isinstance(done, Done) and "model_truncated" in done.record.details.rewrite_error
 
 
 async def test_duplicate_event_key_is_not_answered_twice(harness: Harness) -> None:
@@ -184,8 +184,8 @@ async def test_re_chat_answers_the_same_record_again(harness: Harness) -> None:
     again = await harness.ask("问题", again=first[-1].record.id)
     done = again[-1]
     assert isinstance(done, Done) and done.record.id == first[-1].record.id
-    assert done.record.answer == "new answer\n\n" + done.record.details["notice"]
-    assert [a["answer"] for a in done.record.details["previous_answers"]] == [first[-1].record.answer]
+    assert done.record.answer == "new answer\n\n" + done.record.details.notice
+    assert [a.answer for a in done.record.details.previous_answers] == [first[-1].record.answer]
 
 
 async def test_re_chat_answers_the_stored_question_whatever_text_comes_with_it(harness: Harness) -> None:
@@ -254,7 +254,7 @@ async def test_citing_one_of_several_versions_says_which_version_was_cited(harne
     events = await harness.ask("申请期限为几日")
     done = _final(events)
     assert isinstance(done, Done)
-    cited = done.record.details["citations"][0]["document"]
+    cited = done.record.details.citations[0].document
     other = "2017-09-01" if cited.endswith("(2023-09-01)") else "2023-09-01"
     assert done.record.answer.endswith(f"另有 {other} 版本。")  # type: ignore[union-attr]
     assert "".join(e.text for e in events if isinstance(e, AnswerDelta)) == done.record.answer
@@ -271,8 +271,8 @@ async def test_a_failed_model_rewrite_falls_back_to_the_extractive_rewrite() -> 
     done = _final(events)
     assert isinstance(done, Done)
     assert harness.kb.queries == ["劳动合同试用期 违反了要赔多少？"]
-    assert done.record.details["rewrite_engine"] == "extractive (fallback)"
-    assert "model_unavailable" in done.record.details["rewrite_error"]
+    assert done.record.details.rewrite_engine == "extractive (fallback)"
+    assert "model_unavailable" in done.record.details.rewrite_error
 
 
 async def test_a_model_rewrite_that_returns_the_follow_up_unchanged_is_rewritten_extractively() -> None:
@@ -285,8 +285,8 @@ async def test_a_model_rewrite_that_returns_the_follow_up_unchanged_is_rewritten
     done = _final(await harness.ask("那违反了要赔多少？"))
     assert isinstance(done, Done)
     assert harness.kb.queries == ["劳动合同试用期 违反了要赔多少？"]
-    assert done.record.details["rewrite_engine"] == "extractive (fallback)"
-    assert done.record.details["rewrite_error"].startswith("model_unchanged")
+    assert done.record.details.rewrite_engine == "extractive (fallback)"
+    assert done.record.details.rewrite_error.startswith("model_unchanged")
 
 
 async def test_an_unchanged_standalone_question_stays_as_asked() -> None:

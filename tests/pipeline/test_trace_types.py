@@ -226,10 +226,10 @@ async def test_the_pipeline_stores_the_retrieval_trace_with_what_it_searched(har
     harness.kb.add("p1", "年假一般为 5 天", document="休假制度")
     done = (await harness.ask("年假有几天?", search_mode="keywords"))[-1]
     assert isinstance(done, Done)
-    stored = done.record.details["trace"]
+    stored = done.record.details.to_json()["trace"]
     assert set(stored) == set(SINGLE_SEARCH_ROW)
-    trace = record_trace(done.record.details)
-    assert trace is not None and trace.to_json() == stored
+    trace = record_trace(done.record.details.to_json())
+    assert trace is not None and trace.to_json() == stored and trace == done.record.details.trace
     assert (trace.rewritten, trace.datasets, trace.search_mode) == ("年假有几天?", ("ds",), "keywords")
     assert trace.stop_reason is StopReason.SINGLE_SEARCH and trace.rounds[0].queries == ("年假有几天?",)
 
@@ -248,7 +248,7 @@ async def test_the_routed_retriever_stores_every_key_of_todays_multi_hop_row() -
     question = Ask(KEY, "年假有几天?", ConversationScope(("ds",), retrieval_mode="multi"))
     done = await pipeline.answer(question)
     assert not isinstance(done, Failed)
-    stored = done.details["trace"]
+    stored = done.details.to_json()["trace"]
     assert set(stored) == set(MULTI_HOP_ROW)
     assert set(stored["complexity"]) == set(MULTI_HOP_ROW["complexity"])
     assert set(stored["complexity"]["features"]) == set(MULTI_HOP_ROW["complexity"]["features"])

@@ -84,9 +84,9 @@ def _print_turn(outcome: TurnOutcome) -> None:
         status = f"FAILED {outcome.failed.code if outcome.failed else ''}"
     else:
         details = record.details
-        status = f"{details.get('engine', '')} · notice={bool(details.get('notice'))}"
-        if details.get("answer_error"):
-            status += f" · answer_error={details['answer_error'][:80]}"
+        status = f"{details.engine} · notice={bool(details.notice)}"
+        if details.answer_error:
+            status += f" · answer_error={details.answer_error[:80]}"
     print(f"  {outcome.conversation.id}[{outcome.turn}] {outcome.question} → {status}", file=sys.stderr)
 
 

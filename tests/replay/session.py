@@ -19,7 +19,8 @@ from bot.sample_kb import SAMPLE_DATASET
 from bot.settings import Settings, nest_flat_keys
 from core.commands import Ask
 from core.events import Failed
-from core.models import ConversationKey, ConversationScope, Record
+from core.models import ConversationKey, ConversationScope
+from core.record import Record
 from tests.replay.question_set import QUESTION_SET, ReplayConversation
 
 # Everything that shapes a request, fixed here rather than read from the environment; written into each

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bot.sample_kb import SAMPLE_KB_DIR
-from core.models import Record
+from core.record import CitedSource, Record
 from tests.model_server import ModelServer
 from tests.replay.cassette import RECORD_COMMAND, Cassette, Replayer, failure_text
 from tests.replay.question_set import QUESTION_SET, QUESTION_SET_NAME, ReplayConversation, question_set_digest
@@ -146,8 +146,8 @@ def test_every_turn_is_answered_by_the_model_or_a_traced_fallback(replayed: Repl
         assert outcome.failed is None, f"{outcome.conversation.id}[{outcome.turn}] failed: {outcome.failed}"
         assert outcome.record is not None and outcome.record.answer
         details = outcome.record.details
-        engine = str(details.get("engine"))
-        assert engine.startswith("model:") or details.get("answer_error"), (outcome.question, engine)
+        engine = details.engine
+        assert engine.startswith("model:") or details.answer_error, (outcome.question, engine)
 
 
 def test_a_part_no_document_answers_gets_the_uncertainty_notice(replayed: Replay) -> None:
@@ -155,7 +155,7 @@ def test_a_part_no_document_answers_gets_the_uncertainty_notice(replayed: Replay
     failures = {
         o.conversation.id: f"no notice on {o.question!r}: {(o.record.answer or '')[:120]!r}"
         for o in replayed.last_turns()
-        if o.conversation.absent and o.record is not None and not o.record.details.get("notice")
+        if o.conversation.absent and o.record is not None and not o.record.details.notice
     }
     check_all(replayed, "notice", failures)
 
@@ -167,17 +167,18 @@ def test_a_small_models_sufficient_is_overruled_by_the_key_term_check(replayed: 
         for o in replayed.last_turns()
         if o.conversation.absent
         and o.record is not None
-        and any(step.get("overruled") for step in o.record.details["trace"].get("rounds", []))
+        and o.record.details.trace is not None
+        and any(step.overruled for step in o.record.details.trace.rounds)
     ]
     assert overruled, "no absent part in this cassette was judged sufficient by the model: nothing to check"
-    assert all(o.record is not None and o.record.details.get("notice") for o in overruled)
+    assert all(o.record is not None and o.record.details.notice for o in overruled)
 
 
 def test_citations_point_at_documents_of_the_knowledge_base(replayed: Replay) -> None:
     """Every cited source is a sample document; a question with an answering document cites one of them."""
     for outcome in replayed.outcomes:
         assert outcome.record is not None
-        cited = {_file_name(c) for c in outcome.record.details.get("citations") or []}
+        cited = {_file_name(c) for c in outcome.record.details.citations}
         assert cited <= SAMPLE_FILES, (outcome.question, cited - SAMPLE_FILES)
 
 
@@ -189,7 +190,7 @@ def test_a_follow_up_keeps_its_topic(replayed: Replay) -> None:
         if conversation.kind != "followup":
             continue
         assert outcome.record is not None
-        cited = {_file_name(c) for c in outcome.record.details.get("citations") or []}
+        cited = {_file_name(c) for c in outcome.record.details.citations}
         assert set(conversation.documents) & cited, (outcome.question, outcome.record.rewritten, cited)
         if conversation.topic.lower() not in (outcome.record.rewritten or "").lower():
             unnamed[conversation.id] = f"rewritten as {outcome.record.rewritten!r}"
@@ -201,10 +202,12 @@ def test_a_vote_the_model_cuts_off_is_traced_and_the_rules_route(replayed: Repla
     fallbacks = {}
     for outcome in replayed.outcomes:
         assert outcome.record is not None
-        complexity = outcome.record.details["trace"]["complexity"]
-        if complexity["source"] == "fallback":
-            assert "model vote failed" in complexity["reason"], complexity
-            fallbacks[outcome.conversation.id] = complexity["reason"]
+        trace = outcome.record.details.trace
+        assert trace is not None and trace.complexity is not None
+        complexity = trace.complexity
+        if complexity.source == "fallback":
+            assert "model vote failed" in complexity.reason, complexity
+            fallbacks[outcome.conversation.id] = complexity.reason
     if replayed.name == "qwen2.5-0.5b":  # its recorded vote on this question was "JVM 默认使用" (length)
         assert "model_truncated" in fallbacks.get("single-zh-synonym", ""), fallbacks
 
@@ -246,10 +249,8 @@ def test_an_answer_shows_no_prompt_escapes(replayed: Replay) -> None:
 def _answer_body(record: Record) -> str:
     """The model's text: the answer without the notices the pipeline appends."""
     text = record.answer or ""
-    for notice in (record.details.get("notice"), record.details.get("version_note")):
-        if notice:
-            text = text.replace(str(notice), "")
-    return text
+    notice = record.details.notice
+    return text.replace(notice, "") if notice else text
 
 
 def test_a_changed_prompt_fails_with_the_re_record_command(tmp_path: Path) -> None:
@@ -275,5 +276,5 @@ def _command(cassette: Cassette) -> str:
     return str(cassette.header.get("command") or RECORD_COMMAND)
 
 
-def _file_name(citation: dict[str, object]) -> str:
-    return Path(str(citation.get("source") or citation.get("document") or "")).name
+def _file_name(citation: CitedSource) -> str:
+    return Path(citation.source or citation.document).name

@@ -24,14 +24,14 @@ async def test_the_compound_question_searches_the_gap_and_admits_what_is_missing
         events = [e async for e in services.pipeline.ask(Ask(key, QUESTION, ConversationScope(("kb",))))]
     done = events[-1]
     assert isinstance(done, Done), done
-    rounds = done.record.details["trace"]["rounds"]
+    rounds = done.record.details.trace.rounds
     assert len(rounds) >= 2
-    assert any("预算" in query for query in rounds[1]["queries"])
+    assert any("预算" in query for query in rounds[1].queries)
     assert any(isinstance(e, Retrieving) and e.round == 2 for e in events)
     assert any(isinstance(e, Assessed) and not e.sufficient and "预算" in e.missing for e in events)
-    assert done.record.details["trace"]["sufficient"] is False
+    assert done.record.details.trace.sufficient is False
     answer = done.record.answer or ""
     assert "六十日" in answer
-    assert "行政复议法(2023-09-01)" in [c["document"] for c in done.record.details["citations"]]
+    assert "行政复议法(2023-09-01)" in [c.document for c in done.record.details.citations]
     assert "资料中未找到" in answer and "预算" in answer.split("资料中未找到")[1]
-    assert any(isinstance(e, Notice) for e in events) and answer.endswith(done.record.details["notice"])
+    assert any(isinstance(e, Notice) for e in events) and answer.endswith(done.record.details.notice)

@@ -47,8 +47,8 @@ async def test_model_500_after_retries_gives_the_extractive_answer_with_a_notice
     done = events[-1]
     assert isinstance(done, Done)
     assert any(isinstance(e, Notice) and e.kind == "degraded" for e in events)
-    assert done.record.details["engine"] == "extractive (fallback)"
-    assert "model_unavailable" in done.record.details["answer_error"]
+    assert done.record.details.engine == "extractive (fallback)"
+    assert "model_unavailable" in done.record.details.answer_error
     assert done.record.answer and done.record.answer.startswith("模型服务暂时不可用")
     assert "30 天" in done.record.answer and "摘录式回答" in done.record.answer
 
@@ -99,8 +99,8 @@ async def test_an_answer_stream_cut_without_finish_reason_is_never_stored_as_the
     done = events[-1]
     assert isinstance(done, Done)
     assert any(isinstance(e, Notice) and e.kind == "degraded" for e in events)
-    assert done.record.details["engine"] == "extractive (fallback)"
-    assert "without a finish_reason" in done.record.details["answer_error"]
+    assert done.record.details.engine == "extractive (fallback)"
+    assert "without a finish_reason" in done.record.details.answer_error
     assert done.record.answer and not done.record.answer.endswith("三十")
     assert "30 天" in done.record.answer
 
@@ -130,7 +130,7 @@ async def test_a_hung_auxiliary_model_costs_its_deadline_not_retries_times_timeo
         ]
         follow = [e async for e in services.pipeline.ask(Ask(key, "那差旅呢?", ConversationScope(("kb",))))]
     assert isinstance(first[-1], Done) and isinstance(follow[-1], Done)
-    assert follow[-1].record.details["rewrite_engine"].endswith("(fallback)")
+    assert follow[-1].record.details.rewrite_engine.endswith("(fallback)")
     aux_calls = [r for r in model_env.chat_requests if role_of(r) != "answer"]
     assert aux_calls, "the auxiliary roles were asked"
     assert time.monotonic() - started < 1.5 * len(aux_calls) + 10

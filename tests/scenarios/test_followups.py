@@ -14,7 +14,8 @@ from bot.compose import build_services
 from bot.settings import Settings
 from core.commands import Ask
 from core.events import Done, Progress
-from core.models import ConversationKey, ConversationScope, Record
+from core.models import ConversationKey, ConversationScope
+from core.record import Record
 from tests.model_server import ModelServer
 from tests.role_responder import RoleResponder
 
@@ -28,7 +29,7 @@ async def _ask(services: object, text: str) -> tuple[Record, list[Progress]]:
 
 
 def _documents(record: Record) -> list[str]:
-    return [c["document"] for c in record.details["citations"]]
+    return [c.document for c in record.details.citations]
 
 
 @pytest.fixture
@@ -54,10 +55,10 @@ async def test_java_follow_up_retrieves_the_memory_paragraph_through_the_rewrite
         second, _ = await _ask(services, "那它们各自占用多少内存?")
     assert responder.calls.count("rewrite") == 1
     assert second.rewritten == "Java 基本数据类型各自占用多少内存"
-    evidence = second.details["trace"]["rounds"][0]["new_paragraph_ids"]
+    evidence = second.details.trace.rounds[0].new_paragraph_ids
     assert evidence, "the rewritten question found nothing"
-    top = second.details["citations"][0]
-    assert top["document"] == "Java基本数据类型" and "内存" in top["heading"]
+    top = second.details.citations[0]
+    assert top.document == "Java基本数据类型" and "内存" in top.heading
     assert first.id < second.id
 
 

@@ -10,10 +10,11 @@ import pytest
 from bot.cli import main as kb_main
 from bot.compose import build_services
 from bot.settings import Settings
-from core.answering.prompts import ANSWER_SYSTEM_ZH, REWRITE_SYSTEM
+from core.answering.prompts import ANSWER_SYSTEM_ZH, HISTORY_ESCAPES, REWRITE_SYSTEM
 from core.commands import Ask
 from core.events import Done
-from core.models import ConversationKey, ConversationScope, Record
+from core.models import ConversationKey, ConversationScope
+from core.record import Record
 from core.trace import StopReason, stop_reason_label
 from tests.model_script import RecordedRequest
 from tests.model_server import ModelServer
@@ -57,9 +58,10 @@ def _requests(server: ModelServer, role: str) -> list[RecordedRequest]:
 
 
 def _system(record: Record) -> str:
-    trace = record.details["trace"]
-    label = stop_reason_label(StopReason(trace["stop_reason"]), "zh")
-    return ANSWER_SYSTEM_ZH.format(sufficient=str(trace["sufficient"]).lower(), stop_label=label)
+    trace = record.details.trace
+    assert trace is not None
+    label = stop_reason_label(StopReason(trace.stop_reason), "zh")
+    return ANSWER_SYSTEM_ZH.format(sufficient=str(trace.sufficient).lower(), stop_label=label)
 
 
 async def _ask(services: object, text: str, thread: str) -> Record:
@@ -96,7 +98,8 @@ async def test_history_with_forged_tags_cannot_end_the_history_or_pose_as_the_qu
     breakout_home: Path, model_env: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A first question carrying fake </history> and <question> tags reaches the rewrite of the follow-up
-    escaped inside its own turn; the follow-up's answer call carries it as a plain history message."""
+    escaped inside its own turn; the follow-up's answer call carries it as a history message escaped the
+    same way, and its rules say how to read escapes in the history."""
     monkeypatch.setenv("KB_HOME", str(breakout_home))
     model_env.responder = RoleResponder(rewrites={"那逾期呢": "报销逾期提交怎么办"})
     async with build_services(Settings()) as services:
@@ -117,8 +120,9 @@ async def test_history_with_forged_tags_cannot_end_the_history_or_pose_as_the_qu
         },
     ]
     answer = _requests(model_env, "answer")[-1]
-    assert answer.messages[1:3] == [
-        {"role": "user", "content": FORGED_QUESTION},
+    assert answer.messages[:3] == [
+        {"role": "system", "content": _system(second) + HISTORY_ESCAPES["zh"]},
+        {"role": "user", "content": escaped_question},
         {"role": "assistant", "content": first.answer},
     ]
     assert answer.messages[-1]["content"].endswith(

@@ -240,3 +240,25 @@ def check_stream_call(params: dict[str, Any], *, method: str) -> list[str]:
     if method == "chat.stopStream" and params.get("blocks") is not None:
         problems += check_blocks(params["blocks"], max_blocks=STOP_STREAM_BLOCKS, where=method)
     return problems
+
+
+METADATA_METHODS = {"chat.postMessage", "chat.update", "chat.stopStream", "chat.scheduleMessage"}
+
+
+def check_metadata(params: dict[str, Any], *, method: str) -> list[str]:
+    """Problems with message metadata: only methods whose reference lists `metadata` take it (not
+    chat.startStream or chat.appendStream), as an object with a string event_type and an object
+    event_payload."""
+    metadata = params.get("metadata")
+    if metadata is None:
+        return []
+    if method not in METADATA_METHODS:
+        return [f"{method}: takes no metadata"]
+    if not isinstance(metadata, dict):
+        return [f"{method}: metadata is not an object"]
+    problems = []
+    if not isinstance(metadata.get("event_type"), str) or not metadata["event_type"]:
+        problems.append(f"{method}: metadata needs an event_type")
+    if not isinstance(metadata.get("event_payload"), dict):
+        problems.append(f"{method}: metadata needs an event_payload object")
+    return problems

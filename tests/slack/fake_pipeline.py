@@ -25,9 +25,10 @@ from core.events import (
     Queued,
     Retrieving,
 )
-from core.models import CompactionReport, Record, RecordOpening, RecordStatus
+from core.models import CompactionReport, ContextStats, RecordOpening, RecordStatus
+from core.record import CitedSource, Record, RecordDetails
 from core.text import detect_language
-from core.trace import StopReason, stop_reason_label
+from core.trace import RetrievalTrace, RoundStep, RouteDecision, StopReason
 from tests.fakes import InMemoryConversationStore
 
 
@@ -45,16 +46,8 @@ class Script:
     stop_reason: StopReason = StopReason.SUFFICIENT
     gate: asyncio.Event | None = None
     step_delay: float = 0.0
-    citations: list[dict[str, Any]] = field(
-        default_factory=lambda: [
-            {
-                "n": 1,
-                "document": "Guide",
-                "heading": "Setup",
-                "source": "https://docs.example.com/guide",
-                "paragraph_id": "p1",
-            }
-        ]
+    citations: tuple[CitedSource, ...] = (
+        CitedSource(1, "Guide", "Setup", "https://docs.example.com/guide", "p1"),
     )
 
 
@@ -84,50 +77,46 @@ class FakePipeline:
         self.scripts[question] = Script(**{"step_delay": self.default.step_delay, **fields})
         return self.scripts[question]
 
-    def _details(self, question: Record, script: Script) -> dict[str, Any]:
-        lang = detect_language(question.question)
-        rounds = [
-            {
-                "round": i,
-                "queries": [query or question.question],
-                "new_paragraph_ids": [f"p{i}"],
-                "total_evidence": i,
-                "sufficient": ok,
-                "missing": missing,
-                "next_queries": [],
-            }
+    def _details(self, question: Record, script: Script) -> RecordDetails:
+        rounds = tuple(
+            RoundStep(
+                round=i,
+                queries=(query or question.question,),
+                new_paragraph_ids=(f"p{i}",),
+                total_evidence=i,
+                sufficient=ok,
+                missing=missing,
+            )
             for i, (query, ok, missing) in enumerate(script.rounds, start=1)
-        ]
-        return {
-            "lang": lang,
-            "engine": "fake",
-            "citations": script.citations,
-            "notice": script.notice,
-            "context": {
-                "enabled": True,
-                "compacted": script.compacting,
-                "revision": 1 if script.compacted_rounds else 0,
-                "compacted_rounds": script.compacted_rounds,
-                "recent_rounds": script.recent_rounds,
-                "token_budget": 6000,
-                "threshold_exceeded": script.compacting,
-                "estimated_tokens": 900,
-            },
-            "trace": {
-                "rewritten": question.question,
-                "mode": "multi" if len(rounds) > 1 else "single",
-                "escalated": False,
-                "complexity": {"source": "rules", "rule_score": 0.2, "decision": "single", "reason": "short"},
-                "rounds": rounds,
-                "stop_reason": script.stop_reason.value,
-                "stop_label_zh": stop_reason_label(script.stop_reason, "zh"),
-                "stop_label_en": stop_reason_label(script.stop_reason, "en"),
-                "sufficient": script.notice is None,
-                "missing": "",
-                "run_time": 0.01,
-            },
-            "datasets": list(self.scopes.get(question.id, ())),
-        }
+        )
+        return RecordDetails(
+            lang=detect_language(question.question),
+            engine="fake",
+            citations=script.citations,
+            notice=script.notice,
+            context=ContextStats(
+                enabled=True,
+                compacted=script.compacting,
+                revision=1 if script.compacted_rounds else 0,
+                compacted_rounds=script.compacted_rounds,
+                recent_rounds=script.recent_rounds,
+                token_budget=6000,
+                threshold_exceeded=script.compacting,
+                estimated_tokens=900,
+            ),
+            trace=RetrievalTrace(
+                rewritten=question.question,
+                mode="multi" if len(rounds) > 1 else "single",
+                escalated=False,
+                complexity=RouteDecision(decision="single", source="rules", rule_score=0.2, reason="short"),
+                rounds=rounds,
+                stop_reason=script.stop_reason,
+                sufficient=script.notice is None,
+                missing="",
+                run_time=0.01,
+                datasets=self.scopes.get(question.id, ()),
+            ),
+        )
 
     async def ask(self, command: Question) -> AsyncIterator[Progress]:
         self.asked.append(command)
@@ -180,7 +169,7 @@ class FakePipeline:
                     record.id,
                     status=RecordStatus.FAILED,
                     reason=script.fail[0],
-                    details={"lang": detect_language(record.question), "user_message": script.fail[1]},
+                    details=RecordDetails(lang=detect_language(record.question), user_message=script.fail[1]),
                 )
                 yield Failed(script.fail[0], script.fail[1], failed)
                 return

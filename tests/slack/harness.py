@@ -27,7 +27,7 @@ from adapters.store.delivery_ledger import SqlDeliveryLedger
 from bot.compose.slack import build_slack_bot
 from bot.settings import Settings
 from core.knowledge.ingest_plan import TitledDocument
-from core.models import Record
+from core.record import Record
 from tests.fakes import InMemoryConversationStore, InMemoryDeliveryLedger
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
@@ -45,6 +45,7 @@ FAST = SlackOptions(
     stream_interval=0.05,
 )
 NATIVE = replace(FAST, streaming="auto")
+NOTICE = replace(FAST, resume_interrupted=False)  # KB_RESUME_INTERRUPTED=false: "please ask again"
 
 
 def default_settings() -> Settings:

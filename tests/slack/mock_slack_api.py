@@ -5,7 +5,8 @@ in `violations` and answered with `invalid_blocks`; the test fixture fails on an
 posted messages and views, and misbehaves on request like the real service does under load: 429 with
 Retry-After for chosen methods (a fixed number of times, for a span of time, or whenever a Tier-style
 per-minute budget is exceeded), Slack's per-channel posting limit for chat.postMessage (about one per second
-per channel with short bursts), and HTTP 500s.
+per channel with short bursts), and HTTP 500s; and it can hold a call's response (the call takes effect,
+its answer never comes back: a process killed in that window).
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
-from tests.slack.block_kit_limits import check_home_view, check_message, check_stream_call, check_view
+from tests.slack.block_kit_limits import (
+    check_home_view,
+    check_message,
+    check_metadata,
+    check_stream_call,
+    check_view,
+)
 from tests.slack.mock_slack_methods import PostedMessage, SlackMethods
 
 MESSAGE_METHODS = {"chat.postMessage", "chat.update", "chat.postEphemeral"}
@@ -70,6 +77,10 @@ class MockSlackApi(SlackMethods):
         self.failing: dict[str, str] = {}
         self._refusals: dict[str, deque[str]] = {}
         self.members_page_size = 2
+        self.replies_page_size = 100
+        self._holds: Counter[str] = Counter()
+        self.held: list[ApiCall] = []  # calls whose effect happened but whose response is withheld
+        self._release = asyncio.Event()
         self.rate_limited: Counter[str] = Counter()
         self._forced_429: dict[str, deque[int]] = {}
         self._throttled_until: dict[str, tuple[float, int]] = {}
@@ -122,6 +133,15 @@ class MockSlackApi(SlackMethods):
         else:
             self._refusals.setdefault("chat.startStream", deque()).extend([error] * times)
 
+    def hold(self, method: str, *, times: int = 1) -> None:
+        """The next `times` calls of method take effect but get no response until release_held() (or
+        close()): like a process killed after sending the call, before Slack's answer arrived."""
+        self._holds[method] += times
+
+    def release_held(self) -> None:
+        """Answer the held calls (their clients may be gone)."""
+        self._release.set()
+
     def channel_post_limit(self, *, per_second: float = 1.0, burst: int = 3) -> None:
         """Enforce Slack's chat.postMessage limit per channel: a bucket of `burst` refilled per_second."""
         self._post_rate = (per_second, float(burst))
@@ -161,6 +181,7 @@ class MockSlackApi(SlackMethods):
         return self
 
     async def close(self) -> None:
+        self.release_held()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -243,7 +264,13 @@ class MockSlackApi(SlackMethods):
                 self.violations.extend(problems)
                 return web.json_response({"ok": False, "error": "invalid_blocks", "problems": problems})
             handler = getattr(self, "_" + method.replace(".", "_"), None)
-            return web.json_response(handler(params) if handler else {"ok": True})
+            answer = handler(params) if handler else {"ok": True}
+            if self._holds[method] > 0:
+                self._holds[method] -= 1
+                self.held.append(call)
+                self.changed.set()
+                await self._release.wait()
+            return web.json_response(answer)
         finally:
             self.changed.set()
 
@@ -269,12 +296,13 @@ class MockSlackApi(SlackMethods):
         return socket
 
     def _validate(self, method: str, params: dict[str, Any]) -> list[str]:
+        problems = check_metadata(params, method=method)
         if method in MESSAGE_METHODS:
-            return check_message(params, method=method)
+            return problems + check_message(params, method=method)
         if method in VIEW_METHODS:
             return check_view(params.get("view"), method=method)
         if method == "views.publish":
             return check_home_view(params.get("view"), method=method)
         if method in STREAM_METHODS:
-            return check_stream_call(params, method=method)
-        return []
+            return problems + check_stream_call(params, method=method)
+        return problems

@@ -25,6 +25,7 @@ class PostedMessage:
     task_history: list[dict[str, Any]] = field(default_factory=list)  # every task_update, in order
     task_display_mode: str | None = None
     recipient: tuple[str, str] | None = None  # (team, user) the stream was started for
+    metadata: dict[str, Any] | None = None  # message metadata (event_type, event_payload), as Slack keeps it
 
     def block_text(self) -> str:
         """All visible text: the streamed markdown, then the current blocks, joined."""
@@ -61,6 +62,8 @@ class SlackMethods:
     _ts: itertools.count[int]
     _ids: itertools.count[int]
 
+    replies_page_size: int
+
     def thread(self, channel: str, thread_ts: str) -> list[PostedMessage]:
         """The bot's live replies in a thread, oldest first."""
         replies = [m for m in self.messages.values() if m.channel == channel and m.thread_ts == thread_ts]
@@ -92,6 +95,7 @@ class SlackMethods:
             params.get("thread_ts"),
             str(params.get("text") or ""),
             list(params.get("blocks") or []),
+            metadata=params.get("metadata"),
         )
         message.versions.append({"text": message.text, "blocks": message.blocks})
         self.messages[(channel, ts)] = message
@@ -102,6 +106,8 @@ class SlackMethods:
         if message is None or message.deleted:
             return {"ok": False, "error": "message_not_found"}
         message.text = str(params.get("text") or message.text)
+        if params.get("metadata") is not None:  # without it Slack keeps the message's metadata
+            message.metadata = params["metadata"] or None
         if "blocks" in params:
             message.blocks = list(params["blocks"] or [])
             message.streamed, message.tasks, message.streaming = "", {}, False  # replaced wholesale
@@ -168,6 +174,8 @@ class SlackMethods:
             return message
         if params.get("blocks"):
             message.blocks = [*message.blocks, *params["blocks"]]
+        if params.get("metadata"):
+            message.metadata = params["metadata"]
         self._apply_stream(message, params)
         message.streaming = False
         message.text = message.streamed[:300]
@@ -263,10 +271,31 @@ class SlackMethods:
         }
 
     def _conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The bot's replies in the thread, oldest first, a page at a time; each with its author (the bot)
+        and, with include_all_metadata, its metadata."""
         replies = self.thread(str(params["channel"]), str(params["ts"]))
+        with_metadata = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
+        start = int(params.get("cursor") or 0)
+        end = start + min(int(params.get("limit") or 1000), self.replies_page_size)
+        messages = []
+        for m in replies[start:end]:
+            shown: dict[str, Any] = {
+                "type": "message",
+                "ts": m.ts,
+                "text": m.text,
+                "thread_ts": m.thread_ts,
+                "user": self.bot_user_id,
+                "bot_id": self.bot_id,
+            }
+            if with_metadata and m.metadata:
+                shown["metadata"] = m.metadata
+            messages.append(shown)
+        cursor = str(end) if end < len(replies) else ""
         return {
             "ok": True,
-            "messages": [{"ts": m.ts, "text": m.text, "thread_ts": m.thread_ts} for m in replies],
+            "messages": messages,
+            "has_more": bool(cursor),
+            "response_metadata": {"next_cursor": cursor},
         }
 
     def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -111,8 +111,8 @@ async def test_feedback_buttons_are_stored_on_the_record(slack: SlackHarness) ->
     await slack.action(element["action_id"], down, user="U2", block_id=feedback_block["block_id"], **click)
     await slack.action(element["action_id"], "sideways:1", user="U3", **click)  # not ours: ignored
     await slack.mock.wait_for(lambda: len(slack.mock.ephemerals) == 3)
-    feedback = slack.pipeline.store.records[record.id].details["feedback"]
-    assert {user: entry["value"] for user, entry in feedback.items()} == {"U1": "up", "U2": "down"}
+    feedback = slack.pipeline.store.records[record.id].details.feedback
+    assert {entry.person: entry.value for entry in feedback} == {"U1": "up", "U2": "down"}
     assert slack.pipeline.store.records[record.id].status == RecordStatus.ANSWERED
     assert "Thanks for the feedback" in slack.mock.ephemerals[0]["text"]
 
@@ -124,8 +124,8 @@ async def test_the_plain_feedback_buttons_of_older_answers_still_count(slack: Sl
     await slack.action("kb_feedback_up", str(record.id), message_ts="x", thread_ts=ROOT, user="U1")
     await slack.action("kb_feedback_down", str(record.id), message_ts="x", thread_ts=ROOT, user="U2")
     await slack.mock.wait_for(lambda: len(slack.mock.ephemerals) == 2)
-    feedback = slack.pipeline.store.records[record.id].details["feedback"]
-    assert {user: entry["value"] for user, entry in feedback.items()} == {"U1": "up", "U2": "down"}
+    feedback = slack.pipeline.store.records[record.id].details.feedback
+    assert {entry.person: entry.value for entry in feedback} == {"U1": "up", "U2": "down"}
 
 
 async def test_kb_help_and_settings_reply_privately(slack: SlackHarness) -> None:

@@ -75,7 +75,7 @@ async def test_a_pane_thread_gets_prompts_from_its_documents_a_title_and_threade
     assert question == "and rollbacks?" and history[0].question == "How do deploys run?"
     records = sorted(parts.store.records.values(), key=lambda r: r.id)  # type: ignore[attr-defined]
     assert {r.conversation_id for r in records} == {f"slack:T1:{PANE}:{THREAD}"}
-    assert all(r.details.get("trace") for r in records)
+    assert all(r.details.trace for r in records)
     await slack.event(
         slack.message("<@UBOT> trace", ts="1300.000400", thread_ts=THREAD, channel=PANE, channel_type="im")
     )

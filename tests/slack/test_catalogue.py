@@ -6,12 +6,13 @@ from adapters.slack.inbound.channel_config import ChannelConfig, SuggestedPrompt
 from adapters.slack.surfaces.catalogue import Catalogue
 from adapters.slack.surfaces.suggested_prompts import suggested_prompts
 from core.errors import KbError
+from core.messages import phrase
 from tests.slack.harness import FakeCatalogue
 
 
 class _Failing(FakeCatalogue):
     async def list_datasets(self) -> list[str]:
-        raise KbError("知识库不可用。", "The knowledge base is unavailable.")
+        raise KbError(phrase("error.knowledge_store_failed"))
 
 
 async def test_summaries_count_enabled_documents_and_keep_the_newest_titles_first() -> None:

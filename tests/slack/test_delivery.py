@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 
 from adapters.slack.delivery.ledger import DeliveryState
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import Record
 from tests.slack.harness import FAST, FAST_DELIVERY, SlackHarness
 from tests.slack.mock_slack_api import MockSlackApi
 

@@ -13,7 +13,8 @@ import pytest
 from adapters.slack.delivery.ledger import Delivery, DeliveryState
 from adapters.store.backends import PostgresConversationStore
 from adapters.store.pg_lock import PostgresConversationLock
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import Record
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema
 from tests.slack.harness import FAST, SlackHarness
 from tests.slack.mock_slack_api import MockSlackApi
@@ -161,10 +162,11 @@ async def _killed_mid_answer(cluster: Cluster, **survivor_options: Any) -> tuple
 
 
 async def test_a_question_of_a_killed_instance_is_interrupted_by_the_survivor(cluster: Cluster) -> None:
-    """After one instance dies mid-answer, the other's periodic sweep finds the record pending with its
-    lock free past the grace period, marks it interrupted and corrects the placeholder; a Slack retry of
+    """With KB_RESUME_INTERRUPTED=false: after one instance dies mid-answer, the other's periodic sweep finds
+    the record pending with its lock free past the grace period, marks it interrupted and corrects the
+    placeholder; a Slack retry of
     the question afterwards finds the corrected message, not silence and not a second answer."""
-    b, record = await _killed_mid_answer(cluster)
+    b, record = await _killed_mid_answer(cluster, resume_interrupted=False)
     [placeholder] = cluster.mock.thread("C1", "6000.000400")
     assert "⏳" in placeholder.block_text()
 
@@ -210,4 +212,40 @@ async def test_with_resume_on_the_survivor_answers_the_killed_instances_question
     final = await asyncio.wait_for(answered(), 10)
     [shown] = cluster.mock.thread("C1", "6000.000400")
     assert "[1] Ops guide" in shown.block_text() and "⏳" not in shown.block_text()
-    assert final.details["previous_answers"][0]["status"] == "interrupted"
+    assert final.details.previous_answers[0].status == "interrupted"
+
+
+async def test_a_stream_start_lost_in_a_kill_is_found_by_the_next_instance(cluster: Cluster) -> None:
+    """The killed instance's chat.startStream reached Slack but got no answer: the instance started after it
+    (default settings, PostgreSQL ledger) finds the open stream, stops it and answers in it; the thread
+    ends with one reply, final, and there is one record."""
+    a = await cluster.start(sweep_interval=3600, streaming="auto")
+    a.parts.engine.answer_delay = 60
+    cluster.mock.hold("chat.startStream")
+    await a.harness.event(a.harness.mention("How do deploys run?", ts="6000.000500"))
+    await cluster.mock.wait_for(lambda: bool(cluster.mock.held), within=10)
+    [lost] = cluster.mock.thread("C1", "6000.000500")
+    assert lost.streaming
+    [record] = await records(a)
+    noted = await a.harness.ledger.read_delivery(record.id)
+    assert noted is not None and noted.reply_unknown
+    await cluster.kill(a)
+    b = await cluster.start(streaming="auto")
+
+    async def answered() -> Record:
+        while True:
+            [current] = await records(b)
+            if (
+                current.status == RecordStatus.ANSWERED
+                and await delivery_state(b, current) == DeliveryState.DELIVERED
+            ):
+                return current
+            await asyncio.sleep(0.05)
+
+    final = await asyncio.wait_for(answered(), 10)
+    [shown] = cluster.mock.thread("C1", "6000.000500")
+    assert shown.ts == lost.ts and not shown.streaming
+    assert "[1] Ops guide" in shown.block_text() and "⏳" not in shown.block_text()
+    delivery = await b.harness.ledger.read_delivery(final.id)
+    assert delivery is not None and delivery.reply_ref == f"C1:{lost.ts}" and delivery.resumes == 1
+    assert delivery.starting_at == 0.0

@@ -8,7 +8,7 @@ from dataclasses import replace
 from adapters.slack.delivery.ledger import DeliveryState
 from core.models import ConversationKey, RecordStatus
 from tests.slack.fake_pipeline import FakePipeline
-from tests.slack.harness import FAST, SlackHarness
+from tests.slack.harness import FAST, NOTICE, SlackHarness
 from tests.stored import stored_question
 
 
@@ -28,7 +28,8 @@ async def _start_hanging_answer(slack: SlackHarness, ts: str) -> asyncio.Event:
 async def test_an_answer_left_pending_by_a_crash_is_marked_interrupted_on_the_next_start(
     slack: SlackHarness,
 ) -> None:
-    """After a crash mid-answer, the next start marks the record interrupted and edits its placeholder."""
+    """With KB_RESUME_INTERRUPTED=false: after a crash mid-answer, the next start marks the record
+    interrupted and edits its placeholder to say so."""
     await _start_hanging_answer(slack, "1300.000100")
     slack.pipeline.killed = True
     for task in list(slack.bot._tasks):  # the process dies: no shutdown, nothing marked
@@ -36,7 +37,9 @@ async def test_an_answer_left_pending_by_a_crash_is_marked_interrupted_on_the_ne
     await asyncio.gather(*slack.bot._tasks, return_exceptions=True)
     [record] = slack.pipeline.store.records.values()
     assert record.status == RecordStatus.PENDING
-    restarted = await SlackHarness(pipeline=FakePipeline(slack.pipeline.store), mock=slack.mock).start()
+    restarted = await SlackHarness(
+        pipeline=FakePipeline(slack.pipeline.store), mock=slack.mock, options=NOTICE
+    ).start()
     await restarted.close()
     [placeholder] = slack.mock.thread("C1", "1300.000100")
     assert (
@@ -47,13 +50,15 @@ async def test_an_answer_left_pending_by_a_crash_is_marked_interrupted_on_the_ne
     assert slack.reply_ref_of(record) == f"C1:{placeholder.ts}"
 
 
-async def test_shutdown_interrupts_answers_that_outlive_the_grace_period(slack: SlackHarness) -> None:
-    """An answer still running when the grace period ends is marked interrupted and its placeholder says so."""
-    await _start_hanging_answer(slack, "1300.000200")
-    assert await slack.bot.shutdown(grace=0.2) == 1
-    [placeholder] = slack.mock.thread("C1", "1300.000200")
-    assert "interrupted" in placeholder.block_text() and "⏳" not in placeholder.block_text()
-    assert {r.status for r in slack.pipeline.store.records.values()} == {RecordStatus.INTERRUPTED}
+async def test_shutdown_interrupts_answers_that_outlive_the_grace_period() -> None:
+    """With KB_RESUME_INTERRUPTED=false: an answer still running when the grace period ends is marked
+    interrupted and its placeholder says so."""
+    async with SlackHarness.running(options=NOTICE) as slack:
+        await _start_hanging_answer(slack, "1300.000200")
+        assert await slack.bot.shutdown(grace=0.2) == 1
+        [placeholder] = slack.mock.thread("C1", "1300.000200")
+        assert "interrupted" in placeholder.block_text() and "⏳" not in placeholder.block_text()
+        assert {r.status for r in slack.pipeline.store.records.values()} == {RecordStatus.INTERRUPTED}
 
 
 async def test_shutdown_lets_an_answer_finish_within_the_grace_period(slack: SlackHarness) -> None:
@@ -74,33 +79,33 @@ async def test_events_arriving_during_shutdown_are_left_for_slack_to_redeliver(s
     assert slack.pipeline.asked == []
 
 
-async def test_a_retry_of_an_interrupted_question_whose_notice_never_showed_gets_it(
-    slack: SlackHarness,
-) -> None:
-    """A question interrupted before anything was posted (its instance died) is not met with silence when
-    Slack retries it: the retry shows the "interrupted, please ask again" message, once."""
-    store = slack.pipeline.store
-    event = slack.mention("lost?", ts="1300.000500")
-    record = await stored_question(
-        store,
-        ConversationKey("slack", "T1", "C1", "1300.000500"),
-        "lost?",
-        event_key="slack:T1:C1:1300.000500",
-        reply_to="C1:1300.000500",
-    )
-    await store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason="swept")
-    assert await slack.event(event, retry_num=1) == 200
-    await slack.bot.wait_idle(5)
-    [shown] = slack.mock.thread("C1", "1300.000500")
-    assert (
-        shown.block_text()
-        == "⚠️ This answer was interrupted (the bot stopped or restarted). Please ask again."
-    )
-    delivery = slack.delivery_of(record)
-    assert delivery is not None and delivery.state == DeliveryState.DELIVERED
-    assert await slack.event(event, retry_num=2) == 200
-    await slack.bot.wait_idle(5)
-    assert len(slack.mock.thread("C1", "1300.000500")) == 1 and slack.pipeline.asked == []
+async def test_a_retry_of_an_interrupted_question_whose_notice_never_showed_gets_it() -> None:
+    """With KB_RESUME_INTERRUPTED=false: a question interrupted before anything was posted (its instance
+    died) is not met with silence when Slack retries it: the retry shows the "interrupted, please ask
+    again" message, once."""
+    async with SlackHarness.running(options=NOTICE) as slack:
+        store = slack.pipeline.store
+        event = slack.mention("lost?", ts="1300.000500")
+        record = await stored_question(
+            store,
+            ConversationKey("slack", "T1", "C1", "1300.000500"),
+            "lost?",
+            event_key="slack:T1:C1:1300.000500",
+            reply_to="C1:1300.000500",
+        )
+        await store.fail_record(record.id, status=RecordStatus.INTERRUPTED, reason="swept")
+        assert await slack.event(event, retry_num=1) == 200
+        await slack.bot.wait_idle(5)
+        [shown] = slack.mock.thread("C1", "1300.000500")
+        assert (
+            shown.block_text()
+            == "⚠️ This answer was interrupted (the bot stopped or restarted). Please ask again."
+        )
+        delivery = slack.delivery_of(record)
+        assert delivery is not None and delivery.state == DeliveryState.DELIVERED
+        assert await slack.event(event, retry_num=2) == 200
+        await slack.bot.wait_idle(5)
+        assert len(slack.mock.thread("C1", "1300.000500")) == 1 and slack.pipeline.asked == []
 
 
 async def test_with_resume_a_restart_answers_the_interrupted_question_in_its_placeholder(
@@ -130,4 +135,4 @@ async def test_with_resume_a_restart_answers_the_interrupted_question_in_its_pla
     assert (
         slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
     )
-    assert record.details["previous_answers"][0]["status"] == "interrupted"
+    assert record.details.previous_answers[0].status == "interrupted"

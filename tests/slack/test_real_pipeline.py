@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from core.models import RecordStatus
-from tests.slack.harness import SlackHarness
+from tests.slack.harness import NOTICE, SlackHarness
 from tests.slack.real_pipeline import RealPipeline, build_real_pipeline
 
 
@@ -85,7 +85,8 @@ async def test_a_too_long_question_fails_with_its_size_in_the_users_language(
 async def test_a_crash_left_pending_is_recovered_by_the_real_pipeline(
     real: tuple[SlackHarness, RealPipeline],
 ) -> None:
-    """A record left pending is marked interrupted on the next start and its placeholder edited."""
+    """With KB_RESUME_INTERRUPTED=false: a record left pending is marked interrupted on the next start and
+    its placeholder edited."""
     slack, parts = real
     gate = asyncio.Event()
     original = parts.engine.answer
@@ -103,7 +104,7 @@ async def test_a_crash_left_pending_is_recovered_by_the_real_pipeline(
     await asyncio.sleep(0.1)
     restarted_parts = build_real_pipeline(parts.store)
     restarted = await SlackHarness(
-        pipeline=restarted_parts.pipeline, store=restarted_parts.store, mock=slack.mock
+        pipeline=restarted_parts.pipeline, store=restarted_parts.store, mock=slack.mock, options=NOTICE
     ).start()
     await restarted.close()
     [reply] = slack.mock.thread("C1", "1400.000700")

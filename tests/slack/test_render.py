@@ -24,7 +24,8 @@ from core.events import (
     Queued,
     Retrieving,
 )
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import Record, RecordDetails
 from tests.slack.block_kit_limits import check_message, check_view
 
 
@@ -35,7 +36,7 @@ def _record(answer: str = "Answer [1].", **details: Any) -> Record:
         question="What?",
         status=RecordStatus.ANSWERED,
         answer=answer,
-        details={"lang": "en", **details},
+        details=RecordDetails.from_json({"lang": "en", **details}),
     )
 
 
@@ -81,10 +82,11 @@ def test_the_trace_summary_line_uses_the_documented_wording() -> None:
         "trace": {"rounds": [{}, {}, {}], "stop_reason": "no_new_evidence"},
         "context": {"compacted_rounds": 3, "recent_rounds": 1},
     }
-    assert trace_summary(details, "en") == "Retrieval: 3 rounds · no new evidence"
+    assert trace_summary(RecordDetails.from_json(details), "en") == "Retrieval: 3 rounds · no new evidence"
     details["context"]["enabled"] = True
     assert (
-        trace_summary(details, "zh") == "检索 3 轮 · 未发现新增资料 · 上下文: 已压缩 3 轮, 保留近期 1 轮原文"
+        trace_summary(RecordDetails.from_json(details), "zh")
+        == "检索 3 轮 · 未发现新增资料 · 上下文: 已压缩 3 轮, 保留近期 1 轮原文"
     )
 
 

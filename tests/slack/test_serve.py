@@ -17,6 +17,7 @@ from adapters.slack.inbound.channel_config import ChannelConfig
 from bot.cli.operations.serve import register, run_server, serve, warm_up_knowledge
 from bot.settings import Settings
 from core.errors import KnowledgeBaseError
+from core.messages import phrase
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.harness import SECRET, ledger_for, sign
 from tests.slack.mock_slack_api import MockSlackApi
@@ -200,7 +201,7 @@ async def test_warm_up_says_which_datasets_are_ready_and_a_store_failure_is_not_
 
     class Down:
         async def warm_up(self) -> list[str]:
-            raise KnowledgeBaseError("知识库存储出错", "The knowledge-base store failed.")
+            raise KnowledgeBaseError(phrase("error.knowledge_store_failed"))
 
     await warm_up_knowledge(Ready())
     await warm_up_knowledge(Down())

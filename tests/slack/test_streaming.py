@@ -13,7 +13,8 @@ from adapters.slack.delivery.ledger import DeliveryState
 from adapters.slack.rendering.safe_markdown import ZERO_WIDTH_SPACE
 from core.commands import Ask
 from core.events import Accepted, AnswerDelta, ContextLoading, Done, Generating, Progress
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import CitedSource, Record, RecordDetails
 from tests.slack.harness import FAST_DELIVERY, NATIVE, SlackHarness
 from tests.slack.mock_slack_methods import PostedMessage
 from tests.stored import stored_question
@@ -100,7 +101,7 @@ async def test_text_streams_in_pieces_while_it_is_written(slack: SlackHarness) -
                 yield AnswerDelta(word)
                 await asyncio.sleep(0.02)
             done = await slack.pipeline.store.complete_record(
-                record.id, answer="".join(words).strip(), rewritten=None, details={"lang": "en"}
+                record.id, answer="".join(words).strip(), rewritten=None, details=RecordDetails(lang="en")
             )
             yield Done(done)
 
@@ -225,7 +226,7 @@ async def test_a_final_answer_unlike_the_streamed_text_replaces_it(slack: SlackH
                 record.id,
                 answer="The extractive answer instead [1].",
                 rewritten=None,
-                details={"lang": "en", "citations": [{"n": 1, "document": "Guide", "source": ""}]},
+                details=RecordDetails(lang="en", citations=(CitedSource(1, "Guide"),)),
             )
             yield Done(done)
 
@@ -259,22 +260,25 @@ async def test_a_failure_ends_the_timeline_in_error_and_shows_the_failure(slack:
     assert _record(slack).status == RecordStatus.FAILED
 
 
-async def test_shutdown_mid_stream_marks_the_answer_interrupted_in_its_message(slack: SlackHarness) -> None:
-    """Stopping the bot while an answer streams marks the record interrupted and its stream message says so."""
-    gate = asyncio.Event()
-    slack.pipeline.script("slow?", answer="Never sent.", gate=gate)
-    await slack.event(slack.mention("slow?", ts="1100.001300"))
-    await slack.mock.wait_for(
-        lambda: bool(slack.pipeline.store.records) and bool(slack.reply_ref_of(_record(slack)))
-    )
-    assert await slack.bot.shutdown(grace=0.1) == 1
-    [reply] = slack.mock.thread("C1", "1100.001300")
-    assert "interrupted" in reply.block_text() and "Never sent" not in reply.block_text()
-    record = _record(slack)
-    assert record.status == RecordStatus.INTERRUPTED
-    assert (
-        slack.delivery_of(record) is not None and slack.delivery_of(record).state == DeliveryState.DELIVERED
-    )
+async def test_shutdown_mid_stream_marks_the_answer_interrupted_in_its_message() -> None:
+    """With KB_RESUME_INTERRUPTED=false: stopping the bot while an answer streams marks the record
+    interrupted and its stream message says so."""
+    async with SlackHarness.running(options=replace(NATIVE, resume_interrupted=False)) as slack:
+        gate = asyncio.Event()
+        slack.pipeline.script("slow?", answer="Never sent.", gate=gate)
+        await slack.event(slack.mention("slow?", ts="1100.001300"))
+        await slack.mock.wait_for(
+            lambda: bool(slack.pipeline.store.records) and bool(slack.reply_ref_of(_record(slack)))
+        )
+        assert await slack.bot.shutdown(grace=0.1) == 1
+        [reply] = slack.mock.thread("C1", "1100.001300")
+        assert "interrupted" in reply.block_text() and "Never sent" not in reply.block_text()
+        record = _record(slack)
+        assert record.status == RecordStatus.INTERRUPTED
+        assert (
+            slack.delivery_of(record) is not None
+            and slack.delivery_of(record).state == DeliveryState.DELIVERED
+        )
 
 
 async def test_a_burst_in_one_channel_uses_one_posting_turn_per_answer() -> None:

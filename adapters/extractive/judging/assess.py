@@ -26,6 +26,7 @@ from adapters.extractive.language.terms import Haystack, terms
 from adapters.extractive.question.comparison import compared_entities
 from adapters.extractive.question.parts import question_parts
 from adapters.extractive.question.salience import Stack, part_terms
+from core.messages import text
 from core.models import Assessment, Hit
 from core.text import detect_language
 
@@ -117,13 +118,13 @@ def assess_evidence(
     meaning: Similarities | None = None,
 ) -> Assessment:
     """The verdict {sufficient, missing, queries} for the evidence gathered so far (newest last)."""
-    english = detect_language(question) == "en"
+    lang = detect_language(question)
     supports = judge_parts(question, evidence, threshold=threshold, meaning=meaning)
     if evidence and all(s.covered for s in supports):
         return Assessment(sufficient=True)
     gaps = [s for s in supports if not s.covered or not evidence]
     queries = pick([choices(s, question) for s in gaps], searched)
-    notes = [note(s, english=english) for s in gaps]
+    notes = [note(s, lang) for s in gaps]
     return Assessment(
-        sufficient=False, missing=("; " if english else "；").join(notes), queries=tuple(queries)
+        sufficient=False, missing=text("gap.separator", lang).join(notes), queries=tuple(queries)
     )

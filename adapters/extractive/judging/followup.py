@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from adapters.extractive.judging.support import PartSupport
 from adapters.extractive.language.entities import title_of
 from adapters.extractive.language.terms import join_words, squeeze
+from core.messages import text
 from core.text import normalize_query
 
 MAX_QUERIES = 2
@@ -106,13 +107,9 @@ def pick(per_part: Sequence[Sequence[Choice]], searched: Iterable[str]) -> list[
     return chosen
 
 
-def note(support: PartSupport, *, english: bool) -> str:
-    """The gap description of one uncovered part."""
+def note(support: PartSupport, lang: str) -> str:
+    """The gap description of one uncovered part, in the question's language."""
     entity = support.candidates[0].name if support.candidates and not support.compared else None
-    if english:
-        if entity:
-            return f'only partial evidence for "{support.part}"; look up "{entity}" next'
-        return f'no evidence yet for "{support.part}"'
     if entity:
-        return f"「{support.part}」只找到部分资料，需要继续查找「{entity}」的相关资料"
-    return f"缺少关于「{support.part}」的资料"
+        return text("extractive.partial_gap", lang, part=support.part, entity=entity)
+    return text("extractive.no_evidence_gap", lang, part=support.part)

@@ -29,7 +29,7 @@ from adapters.extractive.language.terms import (
     pos_tokens,
 )
 from adapters.extractive.question.comparison import split_compared_en
-from core.text import detect_language
+from core.text import is_chinese
 
 _ENUMERATION = re.compile(
     r"(?:(?:^|(?<=[\s，,；;。？?！!：:]))(?:[（(]?[1-9][）)]|[1-9][.、．](?!\d)))"
@@ -66,7 +66,7 @@ _ENGLISH_WORD = re.compile(r"[A-Za-z0-9][\w'+#.-]*")
 def split_question(question: str) -> list[str]:
     """The parts of a compound question (the whole question when it has only one part)."""
     text = question.strip()
-    english = detect_language(text) == "en"
+    english = not is_chinese(text)
     parts: list[str] = []
     for item in _enumeration(text):
         for segment in _split_commas((_HARD_EN if english else _HARD_ZH).split(item), english=english):

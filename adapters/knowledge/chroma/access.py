@@ -1,7 +1,7 @@
 """How the knowledge base reaches Chroma: directly, or (embedded) one call at a time across processes.
 
-Embedded Chroma is not safe with several processes on one folder (chroma.md §1), and not only for two
-writers. Measured with chromadb 1.5.9: a process that opens the folder, or merely counts, while another
+Embedded Chroma is not safe with several processes on one folder, and not only for two writers
+(docs/storage.md#one-call-at-a-time-on-an-embedded-chroma-folder). Measured with chromadb 1.5.9: a process that opens the folder, or merely counts, while another
 writes applies the writer's pending log to the HNSW files itself (Chroma's "backfill"), so readers
 write too; two processes writing those files at once lost vectors, made every later call fail with
 "Failed to apply logs to the hnsw segment writer", and once grew a segment file without bound; and a

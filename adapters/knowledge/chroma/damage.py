@@ -14,6 +14,7 @@ from __future__ import annotations
 import shlex
 
 from core.errors import KnowledgeBaseError
+from core.messages import phrase
 
 REASON_LIMIT = 120  # characters of Chroma's own message kept in the error line
 _TRANSIENT = ("database is locked", "timed out", "timeout")
@@ -25,20 +26,14 @@ class DatasetDamaged(KnowledgeBaseError):
     code = "dataset_damaged"
 
     def __init__(self, dataset: str, reason: str, *, detail: str | None = None) -> None:
-        name = shlex.quote(dataset)
-        super().__init__(
-            f"知识库「{dataset}」已损坏({reason})。用 `kb datasets check {name}` 查看问题,"
-            f"用 `kb datasets rebuild {name}` 从已存的段落重建。",
-            f"Dataset '{dataset}' is damaged ({reason}). Run `kb datasets check {name}` to see what is wrong "
-            f"and `kb datasets rebuild {name}` to rebuild it from its stored chunks.",
-            detail=detail,
-        )
+        message = phrase("error.dataset_damaged", dataset=dataset, reason=reason, name=shlex.quote(dataset))
+        super().__init__(message, detail=detail)
         self.dataset = dataset
         self.reason = reason
 
 
 def chroma_reason(exc: BaseException) -> str:
-    """Chroma's message, shortened: the last clause of its chain, which names the part that failed."""
+    """Chroma's message, shortened: the last two clauses of its chain, which name the part that failed."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     last = text.rsplit(": ", 2)
     short = ": ".join(last[-2:]) if len(last) > 1 else text
@@ -61,6 +56,4 @@ def chroma_failure(exc: BaseException, dataset: str | None) -> KnowledgeBaseErro
     """The domain error of a failed Chroma call: DatasetDamaged for damage on a known dataset, else generic."""
     if dataset is not None and is_damage(exc):
         return DatasetDamaged(dataset, f"Chroma: {chroma_reason(exc)}", detail=repr(exc))
-    return KnowledgeBaseError(
-        "知识库存储出错,请稍后再试。", "The knowledge-base store failed.", detail=repr(exc)
-    )
+    return KnowledgeBaseError(phrase("error.knowledge_store_failed"), detail=repr(exc))

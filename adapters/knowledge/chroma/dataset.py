@@ -7,7 +7,8 @@ the embedding model and dimension) plus its catalog collection (adapters.knowled
 ``<document id>:<version>:<index>``; a hit counts only while the catalog says its version is live and
 its document is enabled, so replacements never show old and new chunks together and disabled documents
 never show. Those checks are post-filters with over-fetch (a low-selectivity ``where`` costs ~150 ms at
-100k chunks, chroma.md §4). Every function here blocks: callers run them in worker threads.
+100k chunks, docs/storage.md#filters-are-slow-so-searches-over-fetch-and-filter-afterwards).
+Every function here blocks: callers run them in worker threads.
 
 A chunk's text is stored in its metadata (TEXT_KEY), not as the Chroma document: local Chroma puts every
 document into a trigram full-text index (which this knowledge base never queries: keyword search is

@@ -37,6 +37,7 @@ from core.errors import InvalidInput, KbError, NotFound
 from core.knowledge.chunking import embedding_text
 from core.knowledge.ingest_plan import TitledDocument
 from core.knowledge.search import clamp_limit, clamp_threshold, fuse, merge_ranked, parse_mode
+from core.messages import phrase
 from core.models import Chunk, DocumentInfo, Hit, SearchRequest
 from core.ports import Embedder
 
@@ -59,7 +60,7 @@ class ChromaKnowledgeBase(ChromaMaintenance):
             return []
         query = request.query.strip()
         if not query:
-            raise InvalidInput("检索问题不能为空", "The search query must not be empty")
+            raise InvalidInput(phrase("error.empty_query"))
         mode = parse_mode(request.mode)
         limit = clamp_limit(request.limit)
         threshold = clamp_threshold(request.threshold)
@@ -245,10 +246,7 @@ class ChromaKnowledgeBase(ChromaMaintenance):
         handle = await self._open(dataset)
         entry = None if handle is None else (await self._fresh(handle)).catalog.get(document_id)
         if handle is None or entry is None:
-            raise NotFound(
-                f"知识库「{dataset}」中没有文档 {document_id}。",
-                f"Dataset '{dataset}' has no document {document_id}.",
-            )
+            raise NotFound(phrase("error.no_such_document", dataset=dataset, document_id=document_id))
         return handle, entry
 
     async def delete_document(self, dataset: str, document_id: str) -> int:

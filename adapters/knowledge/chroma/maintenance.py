@@ -20,10 +20,11 @@ from adapters.knowledge.chroma.damage import DatasetDamaged
 from adapters.knowledge.chroma.dataset import DatasetHandle
 from adapters.knowledge.chroma.store import ChromaStore
 from core.errors import NotFound
+from core.messages import phrase
 
 
 def _unknown(dataset: str) -> NotFound:
-    return NotFound(f"知识库不存在:{dataset}", f"No such dataset: {dataset}")
+    return NotFound(phrase("error.unknown_dataset", dataset=dataset))
 
 
 class ChromaMaintenance(ChromaStore):

@@ -28,6 +28,7 @@ from adapters.knowledge.chroma.workers import WORKER_PROCESSES, WorkerPool
 from adapters.knowledge.keyword_index import chunk_keywords, tokenise_texts
 from core.errors import InvalidInput, KbError
 from core.knowledge.ingest_plan import ChunkKeywords
+from core.messages import phrase
 from core.ports import Embedder
 
 log = logging.getLogger(__name__)
@@ -151,9 +152,12 @@ class ChromaStore:
     def _check_model(handle: cd.DatasetHandle, model: str) -> None:
         if handle.model != model:
             raise InvalidInput(
-                f"知识库「{handle.name}」使用向量模型 {handle.model} 建立,不能用 {model} 写入。",
-                f"Dataset '{handle.name}' was built with the embedding model {handle.model}; "
-                f"it cannot be written with {model}.",
+                phrase(
+                    "error.written_with_other_model",
+                    dataset=handle.name,
+                    built_with=handle.model,
+                    model=model,
+                )
             )
 
     async def _fresh(self, handle: cd.DatasetHandle) -> cd.DatasetHandle:

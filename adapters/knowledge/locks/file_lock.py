@@ -26,6 +26,7 @@ from filelock import FileLock, Timeout
 from adapters.knowledge.chroma.catalog import collection_name
 from adapters.knowledge.locks.holder import LockHolder, OnWait, take_in_turn
 from core.errors import KnowledgeBaseError
+from core.messages import phrase
 
 LOCK_SUFFIX = ".lock"
 
@@ -124,7 +125,5 @@ class FileWriterLocks:
 
 def _unusable(path: Path, exc: OSError) -> KnowledgeBaseError:
     return KnowledgeBaseError(
-        f"无法使用知识库的写入锁文件 {path}:{exc.strerror or exc}",
-        f"Cannot use the dataset's writer lock file {path}: {exc.strerror or exc}",
-        detail=repr(exc),
+        phrase("error.writer_lock_unusable", path=path, reason=exc.strerror or exc), detail=repr(exc)
     )

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from core.errors import KnowledgeBaseError
+from core.messages import phrase
 
 POLL_SECONDS = 0.2  # how often a waiting writer tries again
 COMMAND_LIMIT = 200  # characters of the holder's command line kept in its record
@@ -73,12 +74,10 @@ class DatasetBusy(KnowledgeBaseError):
     code = "dataset_busy"
 
     def __init__(self, dataset: str, holder: LockHolder | None) -> None:
-        who = holder_text(holder)
-        super().__init__(
-            f"知识库「{dataset}」正在被写入({who});等它结束再试,或去掉 --no-wait 排队等待。",
-            f"Dataset '{dataset}' is being written by {who}; try again when it finishes, "
-            "or leave out --no-wait to wait for it.",
-        )
+        if holder is None:
+            super().__init__(phrase("error.dataset_busy_unrecorded", dataset=dataset))
+        else:
+            super().__init__(phrase("error.dataset_busy", dataset=dataset, holder=holder.describe()))
         self.dataset = dataset
         self.holder = holder
 

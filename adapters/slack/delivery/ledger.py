@@ -2,8 +2,9 @@
 
 Slack's bookkeeping, owned by the Slack adapter (core knows nothing of it): a record's delivery state
 (pending → placeholder → delivered, or failed), its attempts, last error, the due time of its next attempt
-(a lease while an instance delivers it), how many final parts are posted, and the visible reply's
-"channel:ts"; plus claims of event ids and message keys so that one Slack event becomes one thing across
+(a lease while an instance delivers it), how many final parts are posted, the visible reply's "channel:ts",
+when a first message was sent whose ts is not known yet (adapters.slack.delivery.lost_replies), and how
+often the question was answered again after an interruption; plus claims of event ids and message keys so that one Slack event becomes one thing across
 every instance. The SQL store implements it beside core's roles (adapters.store.delivery_ledger).
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from core.models import Record
+from core.record import Record
 
 
 class DeliveryState(StrEnum):
@@ -29,8 +30,11 @@ class DeliveryState(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Delivery:
     """A record's delivery: its state, how many attempts were made, the last error, when the next attempt
-    is due (a lease while an instance is delivering it), how many final messages are already posted, and
-    the visible reply ("channel:ts" of the placeholder or first final part; None before one is shown)."""
+    is due (a lease while an instance is delivering it), how many final messages are already posted, the
+    visible reply ("channel:ts" of the placeholder or first final part; None before one is shown), when
+    the reply's first message was last sent while its ts is unknown (epoch seconds; 0 when none is
+    outstanding: written before the call, cleared once the reply is known or surely not posted), and how
+    many times an interrupted question was answered again."""
 
     state: DeliveryState = DeliveryState.PENDING
     attempts: int = 0
@@ -38,12 +42,20 @@ class Delivery:
     due: float = 0.0
     parts: int = 0
     reply_ref: str | None = None
+    starting_at: float = 0.0
+    resumes: int = 0
 
     @property
     def reply_ts(self) -> str | None:
         """The ts of the visible reply, from reply_ref "channel:ts"."""
         _, _, ts = (self.reply_ref or "").partition(":")
         return ts or None
+
+    @property
+    def reply_unknown(self) -> bool:
+        """A first message was sent and may be in the thread, but its ts never came back (a crash, a lost
+        response): look for it before showing anything new."""
+        return self.starting_at > 0 and self.reply_ref is None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,10 @@ Rules it keeps:
   into a short "answer below" pointer, before the final content is posted as a new message;
 - a record is marked delivered only after Slack acknowledged every part; a transient failure leaves it
   due again after a backoff, for the re-deliverer (SlackBot.maintain_once, every instance), until
-  max_attempts.
+  max_attempts;
+- before a record's first visible message is posted, the ledger notes that one is on its way
+  (Delivery.starting_at), so a crash before Slack's answer leaves a trace that the next delivery follows
+  (adapters.slack.delivery.lost_replies); every message carries the bot's mark (reply_marks).
 slack_sdk retries a 429 only inside one call, with no notion of a channel's queue or of a record's state,
 which is why this is written here; its backoff calculator is reused.
 """
@@ -23,6 +26,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
 from slack_sdk.http_retry.jitter import Jitter
@@ -30,6 +34,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.channel_pacer import ChannelPacer
 from adapters.slack.delivery.ledger import Delivery, DeliveryLedger, DeliveryState, Tracked
+from adapters.slack.delivery.reply_marks import answer_mark
 from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure, failure_of
 from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.rendering.blocks import SlackMessage
@@ -104,7 +109,7 @@ class Outbox:
 
     # ---------- single calls
     async def post(
-        self, destination: Destination, render: Callable[[], SlackMessage]
+        self, destination: Destination, render: Callable[[], SlackMessage], *, mark: dict[str, Any]
     ) -> tuple[str | None, CallFailure | None, int]:
         """Post in the thread when the channel's turn comes: (ts, None, tries) or (None, failure, tries).
 
@@ -113,13 +118,13 @@ class Outbox:
         server_error_tries, with backoff) are retried inside the turn, so the channel keeps its order.
         """
         async with self.pacer.turn(destination.channel):
-            return await self.post_in_turn(destination, render)
+            return await self.post_in_turn(destination, render, mark=mark)
 
     async def post_in_turn(
-        self, destination: Destination, render: Callable[[], SlackMessage]
+        self, destination: Destination, render: Callable[[], SlackMessage], *, mark: dict[str, Any]
     ) -> tuple[str | None, CallFailure | None, int]:
         """post() for a caller already holding the channel's turn (a stream start that found its answer
-        ready uses its turn to post the answer)."""
+        ready uses its turn to post the answer); `mark` is the message's metadata (reply_marks)."""
         tries = limited = errors = 0
         while True:
             message = render()
@@ -130,6 +135,7 @@ class Outbox:
                     thread_ts=destination.thread_ts,
                     text=message.text,
                     blocks=message.blocks,
+                    metadata=mark,
                 )
                 return str(response["ts"]), None, tries
             except CALL_ERRORS as exc:
@@ -153,9 +159,10 @@ class Outbox:
         return min(self.options.retry_cap, self._backoff.calculate_sleep_duration(errors - 1))
 
     async def update(
-        self, channel: str, ts: str, message: SlackMessage, *, tries: int
+        self, channel: str, ts: str, message: SlackMessage, *, tries: int, mark: dict[str, Any] | None = None
     ) -> tuple[CallFailure | None, int]:
-        """A final chat.update retried up to `tries` times outside the edit budget (Retry-After honoured)."""
+        """A final chat.update retried up to `tries` times outside the edit budget (Retry-After honoured);
+        with `mark`, the message's metadata is (re)written too (without, Slack keeps what it had)."""
         failure: CallFailure | None = None
         for attempt in range(1, tries + 1):
             wait = self.budget.paused_for()
@@ -164,7 +171,7 @@ class Outbox:
             self.budget.spend()
             try:
                 await self.client.chat_update(
-                    channel=channel, ts=ts, text=message.text, blocks=message.blocks
+                    channel=channel, ts=ts, text=message.text, blocks=message.blocks, metadata=mark
                 )
                 return None, attempt
             except CALL_ERRORS as exc:
@@ -198,15 +205,44 @@ class Outbox:
 
     # ---------- state
     async def save(self, tracked: Tracked, delivery: Delivery) -> Tracked:
-        """Write the record's delivery (reply_ref included) and return the record with it."""
+        """Write the record's delivery (reply_ref included) and return the record with it. A known reply
+        leaves no start outstanding (starting_at is cleared with it)."""
+        if delivery.reply_ref and delivery.starting_at:
+            delivery = replace(delivery, starting_at=0.0)
         return Tracked(tracked.record, await self.ledger.save_delivery(tracked.record.id, delivery))
+
+    async def post_reply(
+        self, tracked: Tracked, destination: Destination, render: Callable[[], SlackMessage]
+    ) -> tuple[Tracked, str | None, CallFailure | None, int]:
+        """Post a record's first visible message in its channel's turn (see post_reply_in_turn)."""
+        async with self.pacer.turn(destination.channel):
+            return await self.post_reply_in_turn(tracked, destination, render)
+
+    async def post_reply_in_turn(
+        self, tracked: Tracked, destination: Destination, render: Callable[[], SlackMessage]
+    ) -> tuple[Tracked, str | None, CallFailure | None, int]:
+        """Note in the ledger that the record's first message is on its way, then post it with the record's
+        mark: (the record with its delivery, ts, failure, tries). The caller saves the outcome; the note
+        stays while the post may have reached Slack (it is cleared once the reply's ts is saved, or here
+        when Slack surely posted nothing)."""
+        tracked = await self.mark_starting(tracked)
+        ts, failure, tries = await self.post_in_turn(destination, render, mark=answer_mark(tracked.record.id))
+        if ts is None and failure is not None and not failure.maybe_done:
+            tracked = Tracked(tracked.record, replace(tracked.delivery, starting_at=0.0))
+        return tracked, ts, failure, tries
+
+    async def mark_starting(self, tracked: Tracked) -> Tracked:
+        """Before a record's first message (a post or a stream start) is sent: note when, so that a crash
+        before Slack's answer leaves the next delivery a message to look for."""
+        return await self.save(tracked, replace(tracked.delivery, starting_at=self._clock()))
 
     async def lease(self, tracked: Tracked) -> Tracked:
         """Keep other instances' re-deliverers off this record while this one delivers it."""
         return await self.save(tracked, replace(tracked.delivery, due=self._clock() + self.options.lease))
 
-    async def _retry_later(self, tracked: Tracked, delivery: Delivery, failure: CallFailure) -> Tracked:
-        """Leave the record for the re-deliverer after a backoff, or mark it failed for good."""
+    async def retry_later(self, tracked: Tracked, delivery: Delivery, failure: CallFailure) -> Tracked:
+        """Leave the record for the re-deliverer after a backoff (its attempts counted in `delivery`), or
+        mark it failed for good."""
         error = failure.code
         record_id = tracked.record.id
         if not failure.transient or delivery.attempts >= self.options.max_attempts:
@@ -241,12 +277,20 @@ class Outbox:
                 failure, tries = await first_edit(messages[0]), 1
                 if failure is not None and failure.transient:
                     failure, more = await self.update(
-                        destination.channel, ts, messages[0], tries=self.options.final_update_tries - 1
+                        destination.channel,
+                        ts,
+                        messages[0],
+                        tries=self.options.final_update_tries - 1,
+                        mark=answer_mark(tracked.record.id),
                     )
                     tries += more
             else:
                 failure, tries = await self.update(
-                    destination.channel, ts, messages[0], tries=self.options.final_update_tries
+                    destination.channel,
+                    ts,
+                    messages[0],
+                    tries=self.options.final_update_tries,
+                    mark=answer_mark(tracked.record.id),
                 )
             delivery = replace(delivery, attempts=delivery.attempts + tries)
             if failure is None:
@@ -258,17 +302,25 @@ class Outbox:
                 cleared = await self.clear_placeholder(destination, ts)
                 delivery = replace(delivery, attempts=delivery.attempts + 1)
                 if cleared is not None and delivery.attempts < self.options.repost_after:
-                    return await self._retry_later(tracked, replace(delivery, error=failure.code), failure)
+                    return await self.retry_later(tracked, replace(delivery, error=failure.code), failure)
                 ts = None
             if ts is None:
                 delivery = replace(delivery, state=DeliveryState.PENDING, reply_ref=None)
                 tracked = await self.save(tracked, delivery)
         for index in range(delivery.parts, len(messages)):
-            posted, failure, tries = await self.post(destination, functools.partial(_same, messages[index]))
+            render = functools.partial(_same, messages[index])
+            if index == 0:
+                tracked, posted, failure, tries = await self.post_reply(
+                    Tracked(tracked.record, delivery), destination, render
+                )
+                delivery = tracked.delivery
+            else:
+                mark = answer_mark(tracked.record.id, index)
+                posted, failure, tries = await self.post(destination, render, mark=mark)
             delivery = replace(delivery, attempts=delivery.attempts + tries)
             if posted is None:
                 assert failure is not None
-                return await self._retry_later(tracked, delivery, failure)
+                return await self.retry_later(tracked, delivery, failure)
             delivery = replace(delivery, state=DeliveryState.PLACEHOLDER, parts=index + 1, error="")
             if index == 0:
                 delivery = replace(delivery, reply_ref=destination.ref(posted))

@@ -53,6 +53,14 @@ class CallFailure:
         )
 
     @property
+    def maybe_done(self) -> bool:
+        """The call may have taken effect although it failed: no answer came back (the network, a
+        timeout) or the server failed while handling it; Slack's own refusals and rate limits did nothing."""
+        return self.code == "connection_error" or (
+            self.code.startswith("http_5") and self.retry_after is None
+        )
+
+    @property
     def gone(self) -> bool:
         """The message is gone or frozen: editing it again cannot succeed."""
         return self.code in GONE_CODES

@@ -21,7 +21,8 @@ from adapters.slack.inbound.channel_config import ChannelConfig, channel_scope
 from adapters.slack.inbound.triggers import IncomingMessage, addressed, parse_message_event, thread_command
 from adapters.slack.inbound.user_names import UserNames
 from adapters.slack.pipeline_port import SlackReads
-from core.models import ConversationKey, ConversationScope, Record
+from core.models import ConversationKey, ConversationScope
+from core.record import Record
 from core.text import detect_language
 
 EVENT_CLAIM = "event:"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from adapters.slack.pipeline_port import SlackReads
-from core.models import ConversationKey, Record, RecordStatus
+from core.models import ConversationKey, RecordStatus
+from core.record import Record
 
 
 async def conversation_id(store: SlackReads, key: ConversationKey) -> str | None:

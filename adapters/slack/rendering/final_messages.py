@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
 
 from adapters.slack.rendering.blocks import (
     Block,
@@ -21,7 +20,9 @@ from adapters.slack.rendering.blocks import (
 from adapters.slack.rendering.mrkdwn import escape, link, to_mrkdwn
 from adapters.slack.rendering.texts import failure_text, t
 from core.answering.trace_summary import trace_summary
-from core.models import Location, Record, RecordStatus
+from core.messages import LANGUAGES
+from core.models import RecordStatus
+from core.record import CitedSource, Record
 from core.text import detect_language
 
 SHOW_TRACE = "kb_show_trace"
@@ -31,15 +32,14 @@ FEEDBACK = (
 )
 FEEDBACK_UP = "kb_feedback_up"  # the plain buttons of answers posted before feedback_buttons (still handled)
 FEEDBACK_DOWN = "kb_feedback_down"
-_WEB = ("http://", "https://")
 
 
 def record_lang(record: Record | None, fallback_text: str = "") -> str:
-    """The user's language: the record's details["lang"], else detected from the question."""
+    """The user's language: the record's details.lang, else detected from the question."""
     if record is not None:
-        lang = record.details.get("lang")
-        if lang in ("zh", "en"):
-            return str(lang)
+        lang = record.details.lang
+        if lang in LANGUAGES:
+            return lang
         fallback_text = fallback_text or record.question
     return detect_language(fallback_text)
 
@@ -53,22 +53,21 @@ def split_notice(answer: str, notice: str | None) -> tuple[str, str]:
     return answer.strip(), notice
 
 
-def source_lines(citations: list[Mapping[str, Any]]) -> list[str]:
+def source_lines(citations: Sequence[CitedSource]) -> list[str]:
     """ "[n] Document p. 12 › heading" lines (the location when the chunk has one), the document
     linked when its source is a URL; one per number."""
     lines: list[str] = []
     seen: set[str] = set()
     for index, citation in enumerate(citations, start=1):
-        number = str(citation.get("n") or index)
+        number = str(citation.n or index)
         if number in seen:
             continue
         seen.add(number)
-        document = str(citation.get("document") or "?")
-        source = str(citation.get("source") or "")
-        name = link(source, document) if source.startswith(_WEB) else escape(document)
-        label = Location.from_dict(citation).label()
+        document = citation.document or "?"
+        name = link(citation.source, document) if citation.is_web() else escape(document)
+        label = citation.location.label()
         where = f" {escape(label)}" if label else ""
-        heading = str(citation.get("heading") or "")
+        heading = citation.heading
         lines.append(f"[{number}] {name}{where}" + (f" › {escape(heading)}" if heading else ""))
     return lines
 
@@ -102,9 +101,9 @@ def feedback_value(value: str) -> tuple[str, int] | None:
 def answer_footer(record: Record, lang: str) -> list[Block]:
     """What follows the answer text: the notice, the sources, the trace summary line and the actions."""
     details = record.details
-    _, notice = split_notice(record.answer or "", details.get("notice"))
+    _, notice = split_notice(record.answer or "", details.notice)
     footer: list[Block] = [section(piece) for piece in split_text("⚠️ " + to_mrkdwn(notice))] if notice else []
-    sources = source_lines(list(details.get("citations") or []))
+    sources = source_lines(details.citations)
     if sources:
         footer.extend(
             section(piece) for piece in split_text(f"*{t('sources', lang)}*\n" + "\n".join(sources))
@@ -120,9 +119,8 @@ def answer_messages(record: Record) -> list[SlackMessage]:
     """The final answer as one or more thread messages; the first replaces the placeholder."""
     details = record.details
     lang = record_lang(record)
-    answer, notice = split_notice(record.answer or "", details.get("notice"))
-    citations = list(details.get("citations") or [])
-    trusted = {str(c.get("source")) for c in citations if str(c.get("source") or "").startswith(_WEB)}
+    answer, notice = split_notice(record.answer or "", details.notice)
+    trusted = {c.source for c in details.citations if c.is_web()}
     body = [section(piece) for piece in split_text(to_mrkdwn(answer, trusted_urls=trusted))] or [section("…")]
     return pack_messages(body, answer_footer(record, lang), fallback=fallback_text(answer or notice))
 
@@ -145,10 +143,10 @@ def pointer_message(lang: str) -> SlackMessage:
 
 def failure_message(record: Record, lang: str) -> SlackMessage:
     """The failure notice of a failed record: the text the user was shown, else one rebuilt from its code."""
-    shown = record.details.get("user_message")
-    if isinstance(shown, str) and shown:
+    shown = record.details.user_message
+    if shown:
         return notice_message(t("failed", lang, message=shown))
-    code, _, message = str(record.details.get("failure") or "internal_error").partition(": ")
+    code, _, message = (record.details.failure or "internal_error").partition(": ")
     if code in ("internal", "internal_error"):
         return notice_message(t("internal_error", lang))
     return notice_message(t("failed", lang, message=failure_text(code, message, {}, lang)))

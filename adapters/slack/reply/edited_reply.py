@@ -21,7 +21,7 @@ from adapters.slack.rendering.blocks import SlackMessage
 from adapters.slack.rendering.progress_line import ProgressView, placeholder_message
 from adapters.slack.reply.message_editor import MessageEditor
 from core.events import Progress, Queued
-from core.models import Record
+from core.record import Record
 
 Render = SlackMessage | Callable[[], SlackMessage]
 
@@ -87,7 +87,9 @@ class LiveReply:
         return latest if isinstance(latest, SlackMessage) else latest()
 
     async def _post_first(self) -> None:
-        ts, failure, tries = await self.outbox.post(self.destination, self._render_first)
+        self.tracked, ts, failure, tries = await self.outbox.post_reply(
+            self.tracked, self.destination, self._render_first
+        )
         delivery = replace(self.tracked.delivery, attempts=self.tracked.delivery.attempts + tries)
         if ts is None:
             error = failure.code if failure else "unknown"

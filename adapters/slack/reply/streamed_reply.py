@@ -12,6 +12,11 @@ retries, its "answer below" fallback and the background re-deliverer. A start th
 (unknown_method, not_allowed, a missing scope, an enterprise policy) or rate-limits hands this answer to the
 edit-in-place path at once.
 
+Before the start is sent the ledger notes that a reply is on its way (Outbox.mark_starting): chat.startStream
+takes no metadata, so a stream whose start was sent but whose answer never came back (a crash in that
+window) is found again after a restart by adapters.slack.delivery.lost_replies. The stop carries the
+record's mark (adapters.slack.delivery.reply_marks).
+
 The transport is slack_sdk's AsyncChatStream (startStream on the first flush, appendStream, stopStream,
 its text buffer kept intact when a call fails). What it lacks is written here: timed, coalesced flushes
 within a workspace budget, the posting turn, error classification and the fallbacks.
@@ -32,6 +37,7 @@ from slack_sdk.web.async_chat_stream import AsyncChatStream
 
 from adapters.slack.delivery.ledger import DeliveryState, Tracked
 from adapters.slack.delivery.outbox import Destination, Outbox
+from adapters.slack.delivery.reply_marks import answer_mark
 from adapters.slack.delivery.slack_errors import CALL_ERRORS, CallFailure, failure_of
 from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.rendering.blocks import (
@@ -48,7 +54,8 @@ from adapters.slack.rendering.task_timeline import TaskTimeline
 from adapters.slack.reply.edited_reply import LiveReply
 from adapters.slack.reply.streaming_support import StreamingSupport
 from core.events import AnswerDelta, ContextLoading, Progress, Queued
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import Record
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +129,7 @@ class NativeReply:
             if self._final is not None:  # the answer was ready first: this turn posts it, no stream needed
                 await self._post_final_in_turn(self._final[0])
                 return
+            self.tracked = await self.outbox.mark_starting(self.tracked)
             streamer = await self.outbox.client.chat_stream(
                 channel=destination.channel,
                 thread_ts=destination.thread_ts,
@@ -142,6 +150,8 @@ class NativeReply:
             code = failure.code if failure else "no_ts"
             if failure is not None:
                 self.outbox.failures.append(failure)
+                if not failure.maybe_done:  # Slack answered: no stream was started
+                    delivery = replace(delivery, starting_at=0.0)
             refused = self.support.refused_by(self.team_id, code)
             log.info(
                 "chat.startStream in %s failed (%s): this answer is edited in place%s",
@@ -169,7 +179,9 @@ class NativeReply:
 
     async def _post_final_in_turn(self, message: SlackMessage) -> None:
         """Post the final content's first message in the turn already held (finish() does the rest)."""
-        ts, failure, tries = await self.outbox.post_in_turn(self.destination, lambda: message)
+        self.tracked, ts, failure, tries = await self.outbox.post_reply_in_turn(
+            self.tracked, self.destination, lambda: message
+        )
         delivery = replace(self.tracked.delivery, attempts=self.tracked.delivery.attempts + tries)
         if ts is None:
             error = failure.code if failure else "?"
@@ -287,7 +299,7 @@ class NativeReply:
         """Whether the stream can end as this record's final message (what it streamed is the answer)."""
         if self.dead or self.too_long or record.status != RecordStatus.ANSWERED:
             return False
-        body, _ = split_notice(record.answer or "", record.details.get("notice"))
+        body, _ = split_notice(record.answer or "", record.details.notice)
         return _normalised(self.text.raw) == _normalised(body)
 
     async def _finish_in_stream(self, record: Record) -> bool:
@@ -327,7 +339,12 @@ class NativeReply:
         for attempt in range(1, tries + 1):
             self.calls += 1
             try:
-                await self.streamer.stop(markdown_text=text or None, chunks=chunks, blocks=blocks)
+                await self.streamer.stop(
+                    markdown_text=text or None,
+                    chunks=chunks,
+                    blocks=blocks,
+                    metadata=answer_mark(self.tracked.record.id),
+                )
                 return None, attempt
             except CALL_ERRORS as exc:
                 failure = failure_of(exc)

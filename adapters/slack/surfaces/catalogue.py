@@ -76,7 +76,7 @@ class Catalogue:
             names = sorted(await self.source.list_datasets())
             found = [summarise(name, await self.source.list_titled_documents(name)) for name in names]
         except KbError as exc:
-            log.warning("listing the knowledge base for Slack failed: %s", exc.en)
+            log.warning("listing the knowledge base for Slack failed: %s", exc.message("en"))
             return self._cached[1] if self._cached is not None else []
         self._cached = (now, found)
         return found

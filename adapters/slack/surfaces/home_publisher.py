@@ -15,7 +15,7 @@ from adapters.slack.pipeline_port import SlackReads
 from adapters.slack.rendering.final_messages import record_lang
 from adapters.slack.surfaces.catalogue import Catalogue
 from adapters.slack.surfaces.home_view import RECENT_SHOWN, RecentQuestion, home_view
-from core.models import Record
+from core.record import Record
 
 log = logging.getLogger(__name__)
 

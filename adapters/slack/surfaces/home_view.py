@@ -24,72 +24,19 @@ from adapters.slack.rendering.blocks import (
     section,
 )
 from adapters.slack.rendering.mrkdwn import escape, link
+from adapters.slack.rendering.texts import t
 from adapters.slack.surfaces.catalogue import DatasetSummary
-from core.models import Record, RecordStatus
+from core.models import RecordStatus
+from core.record import Record
 
 HOME_CALLBACK = "kb_home"
 RECENT_SHOWN = 5
 QUESTION_SHOWN = 120
 LIST_BLOCKS_MAX = 30  # per list (datasets, channels), so the fixed parts always fit
 
-_TEXT: dict[str, tuple[str, str]] = {
-    "title": ("kb · 团队知识库", "kb · your team's knowledge base"),
-    "intro": (
-        "我根据团队的文档回答问题,每个回答都附带编号来源、一行检索摘要和“查看检索轨迹”按钮。",
-        "I answer questions from your team's documents. Every answer lists numbered sources, a one-line "
-        "summary of how it was found, and a *Show trace* button.",
-    ),
-    "datasets": ("*我能回答的内容*", "*What I can answer*"),
-    "dataset_line": (
-        "• *{name}* — {documents} 个文档,最近入库 {when}",
-        "• *{name}* — {documents} document(s), last ingested {when}",
-    ),
-    "never": ("未知", "unknown"),
-    "no_datasets": (
-        "知识库里还没有文档。用 `kb ingest` 导入。",
-        "The knowledge base is empty: add documents with `kb ingest`.",
-    ),
-    "channels": ("*哪些频道搜索哪些知识库*", "*Which channels search what*"),
-    "channel_line": ("• {channel}:{datasets}", "• {channel}: {datasets}"),
-    "everything": ("全部知识库", "every dataset"),
-    "nothing": ("无(不回答)", "none (I don't answer there)"),
-    "other_channels": ("其他频道与私信", "Other channels and DMs"),
-    "mention_only": ("(仅在 @ 时回答)", " (mentions only)"),
-    "how": ("*如何提问与追问*", "*How to ask and follow up*"),
-    "how_text": (
-        "• 在频道里 @kb 提问,或直接私信我,或在助手面板中提问。\n"
-        "• 在同一话题串里直接回复即可追问,无需再 @ 我:我会结合之前的问答理解你的问题。\n"
-        "• 很长的话题串会自动压缩为摘要,原始问答不会丢失。",
-        "• Mention @kb in a channel, write to me directly, or ask in the assistant pane.\n"
-        "• Reply in the same thread to follow up without mentioning me again: I read the earlier turns.\n"
-        "• Long threads are compacted into a summary automatically; the original turns are kept.",
-    ),
-    "actions": ("*话题串操作*", "*Thread actions*"),
-    "actions_text": (
-        "• *查看检索轨迹*:回答下方的按钮、消息快捷操作“Show retrieval trace”,或在话题串里输入 `@kb trace`。\n"
-        "• *压缩上下文*:消息快捷操作“Compact this thread”,或输入 `@kb compact`。\n"
-        "• 👍 / 👎:告诉我回答是否有帮助。\n"
-        "• `/kb settings` 查看本频道的配置;`/kb trace <消息链接>` 与 `/kb compact <消息链接>` 可在任意位置使用。",
-        "• *Show the retrieval trace*: the button under an answer, the message shortcut *Show retrieval "
-        "trace*, or type `@kb trace` in the thread.\n"
-        "• *Compact the context*: the message shortcut *Compact this thread*, or type `@kb compact`.\n"
-        "• 👍 / 👎 tell me whether an answer helped.\n"
-        "• `/kb settings` shows a channel's scope; `/kb trace <message link>` and `/kb compact <message "
-        "link>` work from anywhere.",
-    ),
-    "recent": ("*你最近的问题*", "*Your recent questions*"),
-    "no_recent": ("你还没有问过问题。", "You haven't asked anything yet."),
-    "status_answered": ("已回答", "answered"),
-    "status_failed": ("失败", "failed"),
-    "status_interrupted": ("已中断", "interrupted"),
-    "status_pending": ("处理中", "in progress"),
-    "more": ("……另有 {n} 项未列出", "… and {n} more"),
-}
-
 
 def _t(key: str, lang: str, **values: object) -> str:
-    zh, en = _TEXT[key]
-    return (zh if lang == "zh" else en).format(**values)
+    return t(f"home.{key}", lang, **values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,26 +20,6 @@ from adapters.slack.surfaces.thread_actions import ThreadActions, plain
 from core.models import ConversationKey
 from core.text import detect_language
 
-HELP = {
-    "en": (
-        "*/kb* — the knowledge-base bot\n"
-        "• Ask: mention me in a channel (`@kb how do I …`) or write to me directly; reply in the thread to follow up.\n"
-        "• `/kb settings` — this channel's knowledge bases and retrieval mode\n"
-        "• `/kb compact <message link>` — compact that thread's context\n"
-        "• `/kb trace <message link>` — show how that thread's latest answer was found\n"
-        "• In a thread: the message shortcuts *Compact this thread* / *Show retrieval trace*, "
-        "or type `@kb compact` / `@kb trace`."
-    ),
-    "zh": (
-        "*/kb* — 知识库机器人\n"
-        "• 提问:在频道里 @我(`@kb 如何……`)或私信我;在同一话题串里直接追问。\n"
-        "• `/kb settings` — 本频道关联的知识库与检索模式\n"
-        "• `/kb compact <消息链接>` — 压缩该话题串的上下文\n"
-        "• `/kb trace <消息链接>` — 查看该话题串最新回答的检索轨迹\n"
-        "• 在话题串中:使用消息快捷操作“Compact this thread”/“Show retrieval trace”,或输入 `@kb compact` / `@kb trace`。"
-    ),
-}
-
 
 @dataclass(frozen=True, slots=True)
 class SlashRequest:
@@ -55,17 +35,18 @@ class SlashRequest:
 def settings_text(channel_id: str, config: ChannelConfig, lang: str) -> str:
     """This channel's scope, as configured."""
     if config.datasets is None:
-        datasets = "(全部知识库)" if lang == "zh" else "(every dataset)"
+        datasets = t("settings.every_dataset", lang)
     else:
-        datasets = ", ".join(config.datasets) or ("(无)" if lang == "zh" else "(none)")
-    if lang == "zh":
-        return (
-            f"*<#{channel_id}> 的配置*\n知识库:{datasets}\n检索模式:{config.retrieval_mode or '默认'}"
-            f" · 搜索方式:{config.search_mode or '默认'} · 仅在 @ 时回答:{'是' if config.mention_only else '否'}"
-        )
-    return (
-        f"*Settings for <#{channel_id}>*\nKnowledge bases: {datasets}\nRetrieval mode: {config.retrieval_mode or 'default'}"
-        f" · search mode: {config.search_mode or 'default'} · mention only: {'yes' if config.mention_only else 'no'}"
+        datasets = ", ".join(config.datasets) or t("settings.no_dataset", lang)
+    default = t("settings.default", lang)
+    return t(
+        "settings.reply",
+        lang,
+        channel_id=channel_id,
+        datasets=datasets,
+        retrieval_mode=config.retrieval_mode or default,
+        search_mode=config.search_mode or default,
+        mention_only=t("settings.yes" if config.mention_only else "settings.no", lang),
     )
 
 
@@ -81,12 +62,12 @@ async def handle_slash(
     verb = verb.lower()
     lang = detect_language(request.text) if request.text.strip() else "en"
     if verb in ("", "help", "帮助"):
-        return SlackMessage(text="/kb help", blocks=[section(HELP[lang])])
+        return SlackMessage(text="/kb help", blocks=[section(t("help", lang))])
     if verb in ("settings", "config", "设置"):
         text = settings_text(request.channel_id, channel_config(request.channel_id), lang)
         return SlackMessage(text=text[:300], blocks=[section(text)])
     if verb not in ("compact", "trace", "压缩", "轨迹"):
-        return SlackMessage(text="/kb help", blocks=[section(HELP[lang])])
+        return SlackMessage(text="/kb help", blocks=[section(t("help", lang))])
     link = parse_permalink(rest)
     if link is None:
         return plain(t("bad_permalink", lang))

@@ -20,7 +20,8 @@ from adapters.slack.surfaces.trace_modal import trace_modal
 from core.answering.trace_summary import trace_summary
 from core.commands import GiveFeedback
 from core.errors import KbError
-from core.models import CompactionReport, ConversationKey, Record, RecordStatus
+from core.models import CompactionReport, ConversationKey, RecordStatus
+from core.record import Record
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ class ThreadActions:
         )
 
     async def record_feedback(self, record_id: int, *, user_id: str, value: str) -> Record | None:
-        """Hand a user's 👍/👎 to the pipeline (kept as details["feedback"][user] = {"value", "at"})."""
+        """Hand a user's 👍/👎 to the pipeline (kept as the record's details.feedback, one verdict per user)."""
         return await self.pipeline.feedback(GiveFeedback(record_id, user_id, value))
 
     async def tell(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from slack_sdk.models.views import View
@@ -27,54 +26,24 @@ from adapters.slack.rendering.final_messages import record_lang
 from adapters.slack.rendering.mrkdwn import escape
 from adapters.slack.rendering.texts import t
 from core.answering.trace_summary import trace_summary
-from core.models import Record
-from core.trace import RetrievalTrace, RoundStep, record_trace
+from core.models import ContextStats
+from core.record import Record
+from core.trace import RetrievalTrace, RoundStep
 
 TRACE_CALLBACK = "kb_trace"
 PAGE_ACTION_PREFIX = "kb_trace_page"
-_LABELS: dict[str, tuple[str, str]] = {
-    "question": ("问题", "Question"),
-    "rewritten": ("改写后的问题", "Rewritten question"),
-    "routing": ("路由", "Routing"),
-    "mode": ("模式", "mode"),
-    "escalated": ("已升级为多轮", "escalated to multi-hop"),
-    "decision": ("判定", "decision"),
-    "source": ("依据", "decided by"),
-    "rule_score": ("规则分", "rule score"),
-    "classifier": ("分类器概率", "classifier probability"),
-    "vote": ("模型投票", "model vote"),
-    "reason": ("理由", "reason"),
-    "round": ("第 {n} 轮", "Round {n}"),
-    "queries": ("查询", "Queries"),
-    "new": ("新增段落", "New paragraphs"),
-    "total": ("累计证据", "Evidence so far"),
-    "sufficient": ("资料充分", "Sufficient"),
-    "gap": ("缺口", "Gap"),
-    "next": ("下一轮查询", "Next queries"),
-    "stop": ("停止原因", "Stop reason"),
-    "context": ("上下文", "Context"),
-    "compacted": ("已压缩轮数", "turns compacted"),
-    "recent": ("保留原文轮数", "recent turns kept"),
-    "revision": ("摘要版本", "summary revision"),
-    "tokens": ("估算 token / 预算", "estimated tokens / budget"),
-    "over": ("超出预算", "over budget"),
-    "compaction_reason": ("压缩原因", "compaction"),
-    "disabled": ("未使用历史", "history disabled"),
-    "engine": ("引擎", "engine"),
-    "run_time": ("检索耗时", "retrieval time"),
-    "rerank": ("重排(保留/候选)", "rerank (kept/candidates)"),
-    "yes": ("是", "yes"),
-    "no": ("否", "no"),
-}
 
 
 def _l(key: str, lang: str, **values: Any) -> str:
-    zh, en = _LABELS[key]
-    return (zh if lang == "zh" else en).format(**values)
+    return t(f"trace.{key}", lang, **values)
 
 
 def _yes(value: Any, lang: str) -> str:
     return _l("yes", lang) if value else _l("no", lang)
+
+
+def _or_dash(value: int | None) -> str:
+    return "—" if value is None else str(value)
 
 
 def _pairs(items: list[tuple[str, Any]]) -> str:
@@ -121,18 +90,18 @@ def _round(step: RoundStep, lang: str) -> str:
     return "\n".join(lines)
 
 
-def _context(ctx: Mapping[str, Any], lang: str) -> str:
-    if ctx.get("enabled") is False:
+def _context(ctx: ContextStats, lang: str) -> str:
+    if ctx.enabled is False:
         return f"*{_l('context', lang)}*\n{_l('disabled', lang)}"
-    budget = f"{ctx.get('estimated_tokens', '—')} / {ctx.get('token_budget', '—')}"
+    budget = f"{_or_dash(ctx.estimated_tokens)} / {_or_dash(ctx.token_budget)}"
     stats = _pairs(
         [
-            (_l("compacted", lang), ctx.get("compacted_rounds", 0)),
-            (_l("recent", lang), ctx.get("recent_rounds", 0)),
-            (_l("revision", lang), ctx.get("revision", 0)),
+            (_l("compacted", lang), ctx.compacted_rounds or 0),
+            (_l("recent", lang), ctx.recent_rounds or 0),
+            (_l("revision", lang), ctx.revision or 0),
             (_l("tokens", lang), budget),
-            (_l("over", lang), _yes(ctx.get("threshold_exceeded"), lang)),
-            (_l("compaction_reason", lang), ctx.get("compaction_reason")),
+            (_l("over", lang), _yes(ctx.threshold_exceeded, lang)),
+            (_l("compaction_reason", lang), ctx.compaction_reason),
         ]
     )
     return f"*{_l('context', lang)}*\n{stats}"
@@ -146,7 +115,7 @@ def trace_blocks(record: Record) -> list[Block]:
     """Every block of the full trace, before pagination."""
     lang = record_lang(record)
     details = record.details
-    trace = record_trace(details) or RetrievalTrace()
+    trace = details.trace or RetrievalTrace()
     blocks: list[Block] = [header(clip(record.question.replace("\n", " "), 150))]
     summary = trace_summary(details, lang)
     if summary:
@@ -166,12 +135,12 @@ def trace_blocks(record: Record) -> list[Block]:
     if trace.missing:
         stop_text += f"\n{_l('gap', lang)}: {escape(trace.missing)}"
     blocks.extend(_sections(stop_text))
-    blocks.extend(_sections(_context(details.get("context") or {}, lang)))
+    blocks.extend(_sections(_context(details.context or ContextStats(), lang)))
     rerank = trace.rerank
     reranked = f"{rerank.method or '?'} {rerank.kept}/{rerank.candidates}" if rerank else None
     footer = _pairs(
         [
-            (_l("engine", lang), details.get("engine")),
+            (_l("engine", lang), details.engine),
             (_l("rerank", lang), reranked),
             (_l("run_time", lang), trace.run_time),
         ]

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from adapters.store.errors import record_not_found
 from bot.cli.conversation.render import (
     ProgressPrinter,
     delivery_text,
@@ -21,12 +22,14 @@ from bot.cli.conversation.selection import (
     question_scope,
 )
 from bot.cli.outcome import current_state
+from bot.cli.texts import phrase
 from bot.compose import Services, build_services, engine_notice
 from bot.settings import Settings
 from core.commands import Ask, AskAgain
-from core.errors import InvalidInput, KbError, NotFound
+from core.errors import InvalidInput, KbError
 from core.events import Accepted, Done, Failed
-from core.models import ConversationKey, ConversationScope, Record
+from core.models import ConversationKey, ConversationScope
+from core.record import Record
 from core.text import detect_language
 from core.validation import validate_question
 
@@ -143,15 +146,16 @@ async def _again_target(services: Services, args: argparse.Namespace) -> tuple[C
     """The conversation and stored question of the record --again names."""
     record = await services.store.get_record(args.again)
     if record is None:
-        raise NotFound(f"找不到记录 {args.again}。", f"Record {args.again} was not found.")
+        raise record_not_found(args.again)
     current_state().use_language_of(record.question)
     conversation = await existing_conversation(services.store, record.conversation_id)
     if args.conversation:
         named = await existing_conversation(services.store, args.conversation)
         if named.id != conversation.id:
             raise InvalidInput(
-                f"记录 {record.id} 不属于会话 {named.id}(它属于 {conversation.id})。",
-                f"Record {record.id} belongs to conversation {conversation.id}, not {named.id}.",
+                phrase(
+                    "error.record_elsewhere", record=record.id, named=named.id, conversation=conversation.id
+                )
             )
     return conversation, record.question
 
@@ -159,10 +163,7 @@ async def _again_target(services: Services, args: argparse.Namespace) -> tuple[C
 async def run_ask(args: argparse.Namespace, settings: Settings) -> int:
     """Answer one question; exit 0 when answered, 1 when it failed, 2 on bad input."""
     if args.again is not None and args.question.strip():
-        raise InvalidInput(
-            "--again 会重新回答记录里保存的问题,不要再给出问题。",
-            "--again answers the record's stored question again; give no question with it.",
-        )
+        raise InvalidInput(phrase("error.again_with_question"))
     text = (
         args.question
         if args.again is not None
@@ -221,9 +222,10 @@ async def run_trace(args: argparse.Namespace, settings: Settings) -> int:
     async with build_services(settings) as services:
         record = await services.store.get_record(args.record)
         if record is None:
-            raise NotFound(f"找不到记录 {args.record}。", f"Record {args.record} was not found.")
+            raise record_not_found(args.record)
         if args.json:
-            print(json.dumps(record.details.get("trace", {}), ensure_ascii=False, indent=2))
+            trace = record.details.trace
+            print(json.dumps(trace.to_json() if trace else {}, ensure_ascii=False, indent=2))
         else:
             print(format_trace(record, await services.ledger.read_delivery(record.id)))
         return 0

@@ -24,7 +24,7 @@ from bot.cli.outcome import EXIT_INTERRUPTED, current_state, error_line, interru
 from bot.compose import Services, build_services, engine_notice, resolve_datasets
 from bot.settings import Settings
 from core.errors import KbError
-from core.models import Record
+from core.record import Record
 from core.text import detect_language
 
 COMMANDS = {

@@ -5,27 +5,27 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping
 from typing import Any, TextIO
 
 from adapters.slack.delivery.ledger import Delivery, DeliveryState
+from bot.cli.texts import t
 from core.answering.answer import contiguous_citations, render_sources
 from core.answering.progress_text import progress_text
 from core.answering.trace_summary import trace_summary
 from core.answering.trace_view import render_trace_text
 from core.events import AnswerDelta, Done, Failed, Notice, Progress
-from core.models import Record
-from core.trace import record_trace
+from core.models import ContextStats
+from core.record import Record
 
 
 def record_lang(record: Record) -> str:
-    return str(record.details.get("lang", "zh"))
+    return record.details.lang or "zh"
 
 
 def format_answer(record: Record) -> str:
     """Answer text, numbered sources and the one-line trace summary."""
     lang = record_lang(record)
-    answer, items = contiguous_citations(record.answer or "", record.details.get("citations", []))
+    answer, items = contiguous_citations(record.answer or "", record.details.citations)
     parts = [answer.rstrip()]
     sources = render_sources(items, lang)
     if sources:
@@ -43,7 +43,7 @@ def record_json(record: Record, delivery: Delivery | None = None) -> str:
         "rewritten": record.rewritten,
         "answer": record.answer,
         "status": str(record.status),
-        "details": record.details,
+        "details": record.details.to_json(),
         "delivery": None if delivery is None else delivery_json(delivery),
         "created_at": record.created_at,
         "updated_at": record.updated_at,
@@ -60,30 +60,21 @@ def one_line(text: str, width: int = PROGRESS_WIDTH) -> str:
     return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
 
 
-def context_text(context: Mapping[str, Any], lang: str) -> str:
+def context_text(context: ContextStats, lang: str) -> str:
     """The trace's context line: turns kept and compacted, estimated tokens against the budget."""
-    if not context.get("enabled", True):
-        return "上下文: 未使用历史" if lang == "zh" else "context: history disabled"
-    recent = int(context.get("recent_rounds", 0) or 0)
-    compacted = int(context.get("compacted_rounds", 0) or 0)
-    tokens, budget = context.get("estimated_tokens"), context.get("token_budget")
-    if lang == "zh":
-        parts = [f"近期 {recent} 轮原文", f"摘要含 {compacted} 轮"]
-        if tokens is not None and budget:
-            parts.append(f"约 {tokens}/{budget} token")
-        if context.get("compacted"):
-            parts.append("本次已压缩")
-        if context.get("compaction_error"):
-            parts.append(f"压缩失败: {context['compaction_error']}")
-        return "上下文: " + " · ".join(parts)
-    parts = [f"{recent} recent turns", f"{compacted} in the summary"]
+    if context.enabled is False:
+        return t("context.disabled", lang)
+    recent = context.recent_rounds or 0
+    compacted = context.compacted_rounds or 0
+    tokens, budget = context.estimated_tokens, context.token_budget
+    parts = [t("context.recent", lang, recent=recent), t("context.compacted", lang, compacted=compacted)]
     if tokens is not None and budget:
-        parts.append(f"~{tokens} of {budget} tokens")
-    if context.get("compacted"):
-        parts.append("compacted for this question")
-    if context.get("compaction_error"):
-        parts.append(f"compaction failed: {context['compaction_error']}")
-    return "context: " + " · ".join(parts)
+        parts.append(t("context.tokens", lang, tokens=tokens, budget=budget))
+    if context.compacted:
+        parts.append(t("context.compacted_now", lang))
+    if context.compaction_error:
+        parts.append(t("context.compaction_failed", lang, error=context.compaction_error))
+    return t("context.line", lang, parts=" · ".join(parts))
 
 
 def delivery_json(delivery: Delivery) -> dict[str, Any]:
@@ -117,19 +108,19 @@ def format_trace(record: Record, delivery: Delivery | None = None) -> str:
     lang = record_lang(record)
     lines = [f"record {record.id} [{record.status}] · {one_line(record.question)}"]
     if record.rewritten:
-        lines.append(("改写后的问题: " if lang == "zh" else "rewritten: ") + record.rewritten)
-    trace = record_trace(record.details)
+        lines.append(t("trace.rewritten", lang, rewritten=record.rewritten))
+    trace = record.details.trace
     if trace is not None:
         lines.append(render_trace_text(trace, lang))
-    context = record.details.get("context")
-    if isinstance(context, Mapping) and context:
+    context = record.details.context
+    if context is not None and context != ContextStats():  # an empty one says nothing
         lines.append(context_text(context, lang))
-    _, items = contiguous_citations(record.answer or "", record.details.get("citations", []))
+    _, items = contiguous_citations(record.answer or "", record.details.citations)
     for item in items:
-        heading = f" {item['heading']}" if item.get("heading") else ""
-        lines.append(f"[{item['n']}] {item['document']}{heading} ({item.get('paragraph_id', '')})")
-    if record.details.get("failure"):
-        lines.append(f"failure: {record.details['failure']}")
+        heading = f" {item.heading}" if item.heading else ""
+        lines.append(f"[{item.n}] {item.document}{heading} ({item.paragraph_id})")
+    if record.details.failure:
+        lines.append(f"failure: {record.details.failure}")
     delivered = delivery_text(delivery)
     if delivered:
         lines.append(f"delivery: {delivered}")

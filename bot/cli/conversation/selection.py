@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.cli.texts import phrase
 from core.conversation.references import resolve_conversation
 from core.errors import InvalidInput, NotFound
 from core.models import ConversationKey, ConversationScope, RetrievalMode, SearchMode
@@ -51,9 +52,7 @@ async def named_conversation(store: ConversationStore, name: str) -> Conversatio
     """--name NAME: the terminal conversation of that name, continued if it exists, else started."""
     name = name.strip()
     if not name or ":" in name:
-        raise InvalidInput(
-            "会话名称不能为空,也不能包含冒号。", "A conversation name must be non-empty and have no colon."
-        )
+        raise InvalidInput(phrase("error.bad_conversation_name"))
     key = ConversationKey(source=CLI_SOURCE, channel_id=name)
     found = await store.find_conversation(key)
     if found is None:
@@ -66,9 +65,7 @@ async def choose_conversation(
 ) -> Conversation:
     """--conversation REF (must exist), --name NAME (continue or start), or a new conversation."""
     if reference and name:
-        raise InvalidInput(
-            "--conversation 与 --name 只能选一个。", "Give either --conversation or --name, not both."
-        )
+        raise InvalidInput(phrase("error.conversation_and_name"))
     if reference:
         return await existing_conversation(store, reference)
     if name:
@@ -79,10 +76,7 @@ async def choose_conversation(
 def unknown_datasets_error(unknown: Sequence[str], known: Sequence[str]) -> NotFound:
     """The message every command gives for datasets that do not exist, with the existing ones."""
     available = ", ".join(sorted(known)) or "-"
-    return NotFound(
-        f"知识库不存在:{', '.join(unknown)}(现有:{available})",
-        f"No such dataset: {', '.join(unknown)} (available: {available})",
-    )
+    return NotFound(phrase("error.no_such_dataset", unknown=", ".join(unknown), available=available))
 
 
 async def check_datasets(kb: Any, names: Sequence[str]) -> None:
@@ -94,10 +88,7 @@ async def check_datasets(kb: Any, names: Sequence[str]) -> None:
 
 
 def no_datasets_error() -> NotFound:
-    return NotFound(
-        "还没有任何知识库:先用 `kb ingest 路径 --dataset 名称` 导入文档。",
-        "There is no dataset yet: add documents with `kb ingest PATH --dataset NAME` first.",
-    )
+    return NotFound(phrase("error.no_dataset_yet"))
 
 
 async def question_scope(

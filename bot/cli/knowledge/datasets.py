@@ -22,6 +22,8 @@ from adapters.knowledge.factory import open_knowledge_base
 from bot.cli.conversation.selection import check_datasets
 from bot.cli.knowledge.search import fit
 from bot.cli.knowledge.writing import add_no_wait, held_for_writing
+from bot.cli.outcome import current_state
+from bot.cli.texts import phrase
 from bot.settings import Settings
 from core.errors import KnowledgeBaseError
 
@@ -178,10 +180,9 @@ async def run_rebuild(args: argparse.Namespace, settings: Settings) -> int:
         try:
             report = await kb.rebuild_dataset(name, on_progress=on_progress)
         except KnowledgeBaseError as error:
+            reason = error.message(current_state().lang)
             raise KnowledgeBaseError(
-                f"知识库「{name}」无法重建:{error.zh} 可用 `kb datasets drop {shlex.quote(name)}` 删除后重新导入。",
-                f"Dataset {name} could not be rebuilt: {error.en} Drop it with "
-                f"`kb datasets drop {shlex.quote(name)}` and ingest its files again.",
+                phrase("error.rebuild_failed", dataset=name, reason=reason, name=shlex.quote(name)),
                 detail=str(error),
             ) from error
     if interactive:

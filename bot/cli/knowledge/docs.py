@@ -12,6 +12,7 @@ from adapters.knowledge.factory import open_knowledge_base
 from bot.cli.conversation.selection import check_datasets
 from bot.cli.knowledge.search import fit
 from bot.cli.knowledge.writing import add_no_wait, held_for_writing
+from bot.cli.texts import phrase
 from bot.settings import Settings
 from core.errors import InvalidInput, NotFound
 from core.models import DocumentInfo
@@ -50,13 +51,11 @@ def resolve_document(documents: Sequence[DocumentInfo], wanted: str) -> Document
         return named[0]
     if len(named) > 1:
         ids = ", ".join(doc.document_id for doc in named)
-        raise InvalidInput(
-            f"有多个文档名为「{key}」,请用 id:{ids}", f"Several documents are named '{key}'; use an id: {ids}"
-        )
+        raise InvalidInput(phrase("error.ambiguous_document", key=key, ids=ids))
     prefixed = [doc for doc in documents if len(key) >= _MIN_PREFIX and doc.document_id.startswith(key)]
     if len(prefixed) == 1:
         return prefixed[0]
-    raise NotFound(f"找不到文档「{key}」。", f"No document '{key}' in this dataset.")
+    raise NotFound(phrase("error.no_such_document", key=key))
 
 
 def format_documents(documents: Sequence[DocumentInfo]) -> str:

@@ -22,6 +22,7 @@ from adapters.knowledge.factory import open_knowledge_base
 from adapters.knowledge.readers.base import MB
 from bot.cli.knowledge.ingest_progress import IngestReporter
 from bot.cli.knowledge.writing import add_no_wait, held_for_writing
+from bot.cli.texts import phrase
 from bot.settings import IngestSettings, Settings, field_bounds
 from core.errors import InvalidInput
 from core.knowledge.ingest import ingest
@@ -92,11 +93,11 @@ async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
     dataset = (args.dataset or "").strip()
     if not dataset:
-        raise InvalidInput("知识库名称不能为空。", "The dataset name must not be empty.")
+        raise InvalidInput(phrase("error.empty_dataset_name"))
     missing = missing_paths(args.paths)
     if missing:
         names = ", ".join(str(path) for path in missing)
-        raise InvalidInput(f"文件或文件夹不存在:{names}", f"No such file or folder: {names}")
+        raise InvalidInput(phrase("error.no_such_path", names=names))
     max_tokens = args.chunk_tokens if args.chunk_tokens is not None else settings.ingest.chunk_tokens
     max_tokens = max(_MIN_TOKENS, min(_MAX_TOKENS, max_tokens))
     limits = read_limits(settings)
@@ -142,8 +143,12 @@ async def _ingest_files(
             model = args.embedding or existing_model or settings.embedding.model
             if existing_model and model != existing_model:
                 raise InvalidInput(
-                    f"知识库「{dataset}」使用 {existing_model} 建立,不能改用 {model}。",
-                    f"Dataset '{dataset}' was built with {existing_model}; it cannot be ingested with {model}.",
+                    phrase(
+                        "error.ingested_with_other_model",
+                        dataset=dataset,
+                        built_with=existing_model,
+                        model=model,
+                    )
                 )
             summary = await ingest(
                 kb,

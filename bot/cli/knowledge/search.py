@@ -11,6 +11,7 @@ from typing import Any
 from adapters.knowledge.factory import open_knowledge_base
 from bot.cli.conversation.selection import check_datasets
 from bot.cli.outcome import current_state
+from bot.cli.texts import phrase
 from bot.settings import Settings
 from core.errors import NotFound
 from core.knowledge.search import SearchTiers, build_search_request, parse_mode, tier_for
@@ -164,10 +165,7 @@ async def run_search(args: argparse.Namespace, settings: Settings) -> int:
     async with open_knowledge_base(settings) as kb:
         if not request.datasets:
             known = await kb.list_datasets()
-            raise NotFound(
-                f"请用 --dataset 指定知识库(或设置 KB_DATASETS);现有:{', '.join(known) or '-'}",
-                f"Name a dataset with --dataset (or set KB_DATASETS); available: {', '.join(known) or '-'}",
-            )
+            raise NotFound(phrase("error.name_a_dataset", known=", ".join(known) or "-"))
         await check_datasets(kb, request.datasets)
         hits = await kb.search(request)
     if args.json:

@@ -132,7 +132,7 @@ async def warm_up_knowledge(kb: Any) -> None:
         names = await warm_up()
     except KbError as exc:
         print(
-            f"kb serve: the knowledge base could not be prepared ({exc.en}); searches will retry.",
+            f"kb serve: the knowledge base could not be prepared ({exc.message('en')}); searches will retry.",
             file=sys.stderr,
         )
         return

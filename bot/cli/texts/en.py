@@ -1,0 +1,38 @@
+"""The `kb` command line's own user-facing text in English, by key (the same keys as zh.py)."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, str] = {
+    # the error path (bot/cli/outcome.py)
+    "interrupted": "interrupted",
+    "interrupted_record": "interrupted; record {record} marked interrupted — `kb ask --again {record}` to retry",
+    "internal_error": "error: internal error ({detail}); run with -v for the traceback.",
+    # bad input and unknown names
+    "error.name_a_dataset": "Name a dataset with --dataset (or set KB_DATASETS); available: {known}",
+    "error.empty_dataset_name": "The dataset name must not be empty.",
+    "error.no_such_path": "No such file or folder: {names}",
+    "error.ingested_with_other_model": (
+        "Dataset '{dataset}' was built with {built_with}; it cannot be ingested with {model}."
+    ),
+    "error.ambiguous_document": "Several documents are named '{key}'; use an id: {ids}",
+    "error.no_such_document": "No document '{key}' in this dataset.",
+    "error.bad_conversation_name": "A conversation name must be non-empty and have no colon.",
+    "error.conversation_and_name": "Give either --conversation or --name, not both.",
+    "error.no_such_dataset": "No such dataset: {unknown} (available: {available})",
+    "error.no_dataset_yet": "There is no dataset yet: add documents with `kb ingest PATH --dataset NAME` first.",
+    "error.rebuild_failed": (
+        "Dataset {dataset} could not be rebuilt: {reason} Drop it with `kb datasets drop {name}` and ingest "
+        "its files again."
+    ),
+    "error.record_elsewhere": "Record {record} belongs to conversation {conversation}, not {named}.",
+    "error.again_with_question": "--again answers the record's stored question again; give no question with it.",
+    # `kb trace`: the rewrite and the context line
+    "trace.rewritten": "rewritten: {rewritten}",
+    "context.disabled": "context: history disabled",
+    "context.line": "context: {parts}",
+    "context.recent": "{recent} recent turns",
+    "context.compacted": "{compacted} in the summary",
+    "context.tokens": "~{tokens} of {budget} tokens",
+    "context.compacted_now": "compacted for this question",
+    "context.compaction_failed": "compaction failed: {error}",
+}
