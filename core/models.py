@@ -219,11 +219,12 @@ class RecordStatus(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """A completed question/answer pair used as history."""
+    """A completed question/answer pair used as history, with the documents its answer cited."""
 
     record_id: int
     question: str
     answer: str
+    cited: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from core.models import (
 )
 from core.ports import ContextLoader, ConversationLock, Engine, Records, Retriever
 from core.record import Record, UsageTally
+from core.retrieval.topic import topic_query
 from core.retrieval.versions import version_note
 from core.text import detect_language, normalize_query
 from core.validation import validate_question
@@ -246,13 +247,14 @@ class Pipeline:
         context = await self._load_context(record, run, emit)
         since = time.monotonic()
         rewritten = await self._rewrite(context, text, run)
+        query, carried = topic_query(text, rewritten, context.turns)
         since = run.lap("rewrite", since)
         datasets = tuple(dict.fromkeys(scope.datasets))
         if not datasets:
             raise NoKnowledgeBase()
         search_mode = scope.search_mode or self._limits.search_mode
         outcome = await self._retriever.retrieve(
-            rewritten,
+            query,
             datasets=datasets,
             search_mode=search_mode,
             retrieval_mode=scope.retrieval_mode or self._limits.retrieval_mode,
@@ -260,7 +262,9 @@ class Pipeline:
         )
         since = run.lap("retrieval", since)
         run.charge(outcome.usage, outcome.model_calls)
-        trace = replace(outcome.trace, rewritten=rewritten, datasets=datasets, search_mode=search_mode)
+        trace = replace(
+            outcome.trace, rewritten=rewritten, carried=carried, datasets=datasets, search_mode=search_mode
+        )
         run.trace = trace
         await emit(Generating(rounds=len(trace.rounds), stop_reason=outcome.stop_reason.value))
         shown = (

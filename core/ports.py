@@ -60,6 +60,17 @@ class KnowledgeBase(Protocol):
         ...
 
 
+class ReferenceResolver(Protocol):
+    """Finds the paragraphs that evidence refers to (docs/design.md#following-references)."""
+
+    async def referenced(
+        self, evidence: Sequence[Hit], *, query: str, datasets: Sequence[str], limit: int
+    ) -> list[Hit]:
+        """Paragraphs the evidence cites (an article of its own or another document) or names by title,
+        best for the query first; none of the evidence itself; at most limit."""
+        ...
+
+
 class DocumentIndex(Protocol):
     """The write side of the knowledge base, used by ingestion and `kb docs`."""
 

@@ -185,6 +185,8 @@ class RoundStep:
     """One round of retrieval: what it searched, what it added, and the assessment of the evidence so far.
 
     overruled: the model said sufficient and the deterministic key-term check did not agree.
+    referenced_ids: the paragraphs admitted because the round's new evidence refers to them (cited
+    articles, documents named by title), a part of new_paragraph_ids.
     """
 
     round: int
@@ -195,6 +197,7 @@ class RoundStep:
     missing: str = ""
     next_queries: tuple[str, ...] = ()
     overruled: bool = False
+    referenced_ids: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """The stored form (``overruled`` only when set)."""
@@ -209,6 +212,8 @@ class RoundStep:
         }
         if self.overruled:
             data["overruled"] = True
+        if self.referenced_ids:
+            data["referenced_ids"] = list(self.referenced_ids)
         return data
 
     @classmethod
@@ -222,6 +227,7 @@ class RoundStep:
             sufficient=bool(data.get("sufficient")),
             missing=_str(data.get("missing")),
             next_queries=_strs(data.get("next_queries")),
+            referenced_ids=_strs(data.get("referenced_ids")),
             overruled=bool(data.get("overruled")),
         )
 
@@ -259,6 +265,32 @@ class RerankSummary:
 NO_RERANK = RerankSummary(method="none")
 
 
+Origin = Literal["question", "answer", "citation"]
+ORIGINS: tuple[Origin, ...] = ("question", "answer", "citation")
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedTerm:
+    """A term a follow-up's rewrite has and the follow-up did not, and where it came from: an earlier
+    question, an earlier answer, or a document an earlier answer cited (core.retrieval.topic)."""
+
+    term: str
+    origin: Origin
+    record_id: int
+
+    def to_json(self) -> dict[str, object]:
+        """The stored form."""
+        return {"term": self.term, "origin": self.origin, "record_id": self.record_id}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CarriedTerm | None:
+        """A stored carried term; None when it is not one."""
+        origin = data.get("origin")
+        if origin not in ORIGINS or not isinstance(data.get("term"), str):
+            return None
+        return cls(str(data["term"]), origin, _int(data.get("record_id")))
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievalTrace:
     """How one question's evidence was found (only queries and evidence judgements, never model reasoning).
@@ -281,6 +313,7 @@ class RetrievalTrace:
     rewritten: str | None = None
     datasets: tuple[str, ...] | None = None
     search_mode: str | None = None
+    carried: tuple[CarriedTerm, ...] = ()
 
     def stop_label(self, lang: str) -> str:
         """The stop reason's Chinese or English label (an unknown reason as it was stored)."""
@@ -293,6 +326,8 @@ class RetrievalTrace:
         data: dict[str, Any] = {}
         if self.rewritten is not None:
             data["rewritten"] = self.rewritten
+        if self.carried:
+            data["carried"] = [term.to_json() for term in self.carried]
         if self.datasets is not None:
             data["datasets"] = list(self.datasets)
         if self.search_mode is not None:
@@ -335,6 +370,11 @@ class RetrievalTrace:
             rewritten=rewritten if isinstance(rewritten, str) else None,
             datasets=_strs(datasets) if isinstance(datasets, list | tuple) else None,
             search_mode=search_mode if isinstance(search_mode, str) else None,
+            carried=tuple(
+                term
+                for item in _items(data.get("carried"))
+                if isinstance(item, Mapping) and (term := CarriedTerm.from_json(item)) is not None
+            ),
         )
 
 

@@ -291,7 +291,12 @@ class InMemoryConversationStore:
 
     def _answered(self, conversation_id: str, after_id: int, before_id: int) -> list[Turn]:
         return [
-            Turn(r.id, r.question, r.answer or "")
+            Turn(
+                r.id,
+                r.question,
+                r.answer or "",
+                tuple(dict.fromkeys(c.document for c in r.details.citations)),
+            )
             for r in sorted(self.records.values(), key=lambda r: r.id)
             if r.conversation_id == conversation_id
             and r.status == RecordStatus.ANSWERED

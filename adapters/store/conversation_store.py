@@ -43,8 +43,9 @@ from core.models import (
 from core.record import DETAILS_VERSION, NO_DETAILS, Record, RecordDetails
 
 _SELECT_RECORD = f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?"
+# History turns carry the documents their answers cited (the topic a follow-up continues), read as JSON.
 _ANSWERED_BETWEEN = (
-    "SELECT id, question, answer FROM records"
+    "SELECT id, question, answer, {cited} AS cited FROM records"
     " WHERE conversation_id = ? AND id > ? AND id < ? AND answer IS NOT NULL"
 )
 _CONTEXT_VALUES = (
@@ -60,6 +61,9 @@ class SqlConversationStore:
 
     def __init__(self, database: Database) -> None:
         self._db = database
+        self._answered_between = _ANSWERED_BETWEEN.format(
+            cited=database.dialect.json_member("details", "citations")
+        )
 
     @property
     def database(self) -> Database:
@@ -168,7 +172,8 @@ class SqlConversationStore:
         if limit <= 0:
             return []
         rows = await self._db.fetch(
-            f"{_ANSWERED_BETWEEN} ORDER BY id DESC LIMIT ?", (conversation_id, after_id, before_id, limit)
+            f"{self._answered_between} ORDER BY id DESC LIMIT ?",
+            (conversation_id, after_id, before_id, limit),
         )
         return [_turn(row) for row in reversed(rows)]
 
@@ -179,7 +184,7 @@ class SqlConversationStore:
         if limit <= 0:
             return []
         rows = await self._db.fetch(
-            f"{_ANSWERED_BETWEEN} ORDER BY id LIMIT ?", (conversation_id, after_id, before_id, limit)
+            f"{self._answered_between} ORDER BY id LIMIT ?", (conversation_id, after_id, before_id, limit)
         )
         return [_turn(row) for row in rows]
 
@@ -339,7 +344,21 @@ def _scope(value: Any) -> ConversationScope | None:
 
 
 def _turn(row: Mapping[str, Any]) -> Turn:
-    return Turn(record_id=int(row["id"]), question=row["question"], answer=row["answer"])
+    return Turn(
+        record_id=int(row["id"]),
+        question=row["question"],
+        answer=row["answer"],
+        cited=cited_documents(row["cited"]),
+    )
+
+
+def cited_documents(value: Any) -> tuple[str, ...]:
+    """The document names of a stored citations list (JSON text), in order, without repeats."""
+    data = json.loads(value) if isinstance(value, str) else value
+    if not isinstance(data, list):
+        return ()
+    names = [str(item.get("document")) for item in data if isinstance(item, dict) and item.get("document")]
+    return tuple(dict.fromkeys(names))
 
 
 def _checked_optional(value: str | None) -> str | None:

@@ -33,6 +33,10 @@ class Dialect:
         """A DDL template with its $ID / $JSON / $REAL / $BIGINT tokens replaced."""
         return Template(template).substitute(self.types)
 
+    def json_member(self, column: str, key: str) -> str:
+        """An expression reading one top-level member of a JSON column as JSON text (NULL when absent)."""
+        raise NotImplementedError
+
     def merge_json(self, column: str, patch: Mapping[str, str]) -> tuple[str, list[Any]]:
         """An expression setting each top-level key of `column` to the given JSON text (a shallow merge)."""
         raise NotImplementedError
@@ -59,6 +63,9 @@ class SqliteDialect(Dialect):
     json_param = "?"
     migration_lock = None  # BEGIN IMMEDIATE already takes the database's write lock
     skip_locked = ""  # writes are serialised: a claiming UPDATE never overlaps another
+
+    def json_member(self, column: str, key: str) -> str:
+        return f"json_extract({column}, '$.\"{key}\"')"
 
     def merge_json(self, column: str, patch: Mapping[str, str]) -> tuple[str, list[Any]]:
         if not patch:
@@ -97,6 +104,9 @@ class PostgresDialect(Dialect):
 
     def sql(self, text: str) -> str:
         return _numbered(text)
+
+    def json_member(self, column: str, key: str) -> str:
+        return f"({column} -> '{key}')::text"
 
     def merge_json(self, column: str, patch: Mapping[str, str]) -> tuple[str, list[Any]]:
         if not patch:

@@ -179,6 +179,7 @@ async def build_services(
             classifier=classifier,
             classifier_timeout=settings.classifier.timeout,
             key_terms=key_terms,
+            references=kb,
             policy=search_policy(settings),
             limits=LoopLimits(
                 max_rounds=settings.agent.max_rounds,

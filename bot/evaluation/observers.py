@@ -34,6 +34,15 @@ class RecordingKnowledgeBase:
             self.hits.setdefault(hit.id, hit)
         return hits
 
+    async def referenced(
+        self, evidence: Sequence[Hit], *, query: str, datasets: Sequence[str], limit: int
+    ) -> list[Hit]:
+        """The paragraphs evidence refers to, remembered like search hits (they reach the loop as candidates)."""
+        hits: list[Hit] = await self._inner.referenced(evidence, query=query, datasets=datasets, limit=limit)
+        for hit in hits:
+            self.hits.setdefault(hit.id, hit)
+        return hits
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 

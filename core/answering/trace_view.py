@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.messages import text
-from core.trace import RetrievalTrace, RoundStep, RouteDecision
+from core.trace import CarriedTerm, RetrievalTrace, RoundStep, RouteDecision
 
 
 def _t(key: str, lang: str, **fields: object) -> str:
@@ -36,11 +36,21 @@ def _routing_line(decision: RouteDecision, lang: str) -> str:
     return " · ".join(parts)
 
 
+def carried_text(term: CarriedTerm, lang: str) -> str:
+    """One carried term with where it came from, e.g. '"Ops guide" (from a document the answer of record 3
+    cited)'."""
+    origin = _t(f"origin.{term.origin}", lang, record_id=term.record_id)
+    return f"{_t('quoted', lang, item=term.term)} ({origin})"
+
+
 def _round_lines(step: RoundStep, lang: str) -> list[str]:
     header = _t("round", lang, n=step.round or "?")
+    referenced = (
+        f" ({_t('referenced', lang)} {len(step.referenced_ids)})" if step.referenced_ids else ""
+    )
     lines = [
         f"{header}: {_t('queries', lang)} {_quoted(step.queries, lang)}",
-        f"  {_t('new', lang)} {len(step.new_paragraph_ids)} · "
+        f"  {_t('new', lang)} {len(step.new_paragraph_ids)}{referenced} · "
         f"{_t('total', lang)} {step.total_evidence} · "
         f"{_t('sufficient', lang)} {_yes_no(step.sufficient, lang)}",
     ]
@@ -62,6 +72,9 @@ def render_trace_text(trace: RetrievalTrace, lang: str) -> str:
         if trace.search_mode:
             searched += f" · {_t('search_mode', lang)} {trace.search_mode}"
         lines.append(f"{_t('datasets', lang)}: {searched}")
+    if trace.carried:
+        carried = ", ".join(carried_text(term, lang) for term in trace.carried)
+        lines.append(f"{_t('carried', lang)}: {carried}")
     if trace.complexity is not None:
         lines.append(_routing_line(trace.complexity, lang))
     if not trace.rounds:

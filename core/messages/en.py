@@ -137,6 +137,11 @@ MESSAGES: dict[str, str] = {
     "trace.none": "none",
     "trace.no_rounds": "no search was run",
     "trace.quoted": '"{item}"',
+    "trace.referenced": "by reference",
+    "trace.carried": "Carried into the search",
+    "trace.origin.question": "from the question of record {record_id}",
+    "trace.origin.answer": "from the answer of record {record_id}",
+    "trace.origin.citation": "from a document the answer of record {record_id} cited",
     # what the answer adds: sources, notices, the version note
     "answer.sources": "Sources:",
     "answer.uncertain": (

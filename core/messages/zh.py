@@ -116,6 +116,11 @@ MESSAGES: dict[str, str] = {
     "trace.none": "无",
     "trace.no_rounds": "未执行检索",
     "trace.quoted": "「{item}」",
+    "trace.referenced": "来自引用",
+    "trace.carried": "沿用到检索的词",
+    "trace.origin.question": "来自记录 {record_id} 的问题",
+    "trace.origin.answer": "来自记录 {record_id} 的回答",
+    "trace.origin.citation": "来自记录 {record_id} 的回答所引用的文档",
     # what the answer adds: sources, notices, the version note
     "answer.sources": "来源:",
     "answer.uncertain": "注意：该问题需要多步推理，但当前资料可能不足以完整回答，以上结论仅供参考。",

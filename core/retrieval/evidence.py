@@ -38,6 +38,7 @@ class LoopLimits:
     candidates_per_round: int = 8
     first_round_depth: int = 10
     cap_first_round: bool = False
+    references_per_round: int = 4  # paragraphs a round's new evidence may bring in by referring to them
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_rounds", _clamp(self.max_rounds, 1, 6))
@@ -46,6 +47,7 @@ class LoopLimits:
         object.__setattr__(self, "queries_per_round", _clamp(self.queries_per_round, 1, 4))
         object.__setattr__(self, "candidates_per_round", _clamp(self.candidates_per_round, 1, 50))
         object.__setattr__(self, "first_round_depth", _clamp(self.first_round_depth, 1, 50))
+        object.__setattr__(self, "references_per_round", _clamp(self.references_per_round, 0, 20))
 
 
 def hit_tokens(hit: Hit) -> int:
@@ -95,6 +97,7 @@ class LoopState:
 
     question: str
     lang: str
+    datasets: tuple[str, ...] = ()
     evidence: dict[str, Hit] = field(default_factory=dict)
     searched: dict[str, str] = field(default_factory=dict)
     rounds: list[RoundStep] = field(default_factory=list)

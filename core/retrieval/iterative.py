@@ -29,6 +29,7 @@ See docs/design.md#the-retrieval-loop (the stop order: docs/design.md#stop-reaso
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -37,7 +38,15 @@ from core.budget import clip
 from core.errors import KbError
 from core.events import Assessed, Retrieving
 from core.models import Assessment, Hit, RetrievalMode, RetrievalOutcome, SearchMode
-from core.ports import ComplexityClassifier, Emit, Engine, KeyTermCheck, KnowledgeBase, Reranker
+from core.ports import (
+    ComplexityClassifier,
+    Emit,
+    Engine,
+    KeyTermCheck,
+    KnowledgeBase,
+    ReferenceResolver,
+    Reranker,
+)
 from core.retrieval.checked_engine import gap_text
 from core.retrieval.complexity import extract_features
 from core.retrieval.evidence import (
@@ -64,6 +73,7 @@ from core.trace import (
 )
 
 __all__ = ["IterativeRetriever", "LoopLimits"]
+log = logging.getLogger(__name__)
 
 
 class IterativeRetriever:
@@ -82,10 +92,12 @@ class IterativeRetriever:
         classifier_timeout: float = 2.0,
         fallback_reranker: Reranker | None = None,
         key_terms: KeyTermCheck | None = None,
+        references: ReferenceResolver | None = None,
     ) -> None:
         self._kb = kb
         self._engine = engine
         self._key_terms = key_terms
+        self._references = references
         self._reranker: Reranker = reranker or LocalReranker()
         self._fallback_reranker: Reranker = fallback_reranker or LocalReranker()
         self._classifier = classifier
@@ -105,7 +117,7 @@ class IterativeRetriever:
     ) -> RetrievalOutcome:
         started = time.monotonic()
         question = clip(question, QUESTION_TOKENS, marker=False)  # it is searched for: no marker
-        state = LoopState(question=question, lang=detect_language(question))
+        state = LoopState(question=question, lang=detect_language(question), datasets=tuple(datasets))
         features = await asyncio.to_thread(extract_features, question)
         has_datasets = bool(datasets)
         routed = await route(
@@ -213,11 +225,15 @@ class IterativeRetriever:
         """Admit a round's hits, assess, record the step; (stop reason or None to go on, next queries)."""
         limits = self._limits
         added, exhausted = state.admit(found, limits, first=number == 1)
+        referenced: list[str] = []
+        if not exhausted and added:
+            referenced, exhausted = await self._follow(state, [state.evidence[i] for i in added])
         step = RoundStep(
             round=number,
             queries=tuple(actual),
-            new_paragraph_ids=tuple(added),
+            new_paragraph_ids=(*added, *referenced),
             total_evidence=len(state.evidence),
+            referenced_ids=tuple(referenced),
         )
         assessment = await (judge or self._assess)(state)
         if assessment is None:
@@ -245,11 +261,27 @@ class IterativeRetriever:
             return StopReason.SUFFICIENT, queries
         if exhausted:
             return StopReason.EVIDENCE_BUDGET, queries
-        if number > 1 and not added:
+        if number > 1 and not added and not referenced:
             return StopReason.NO_NEW_EVIDENCE, queries
         if not queries:
             return StopReason.NO_FOLLOWUP_QUERY, queries
         return None, queries
+
+    async def _follow(self, state: LoopState, new: Sequence[Hit]) -> tuple[list[str], bool]:
+        """Admit the paragraphs the round's new evidence refers to (cited articles, documents it names):
+        (their ids, evidence budget exhausted). A failing lookup adds nothing."""
+        limits = self._limits
+        if self._references is None or limits.references_per_round == 0:
+            return [], False
+        try:
+            found = await self._references.referenced(
+                new, query=state.question, datasets=state.datasets, limit=limits.references_per_round
+            )
+        except KbError as exc:
+            log.warning("following references failed (%s); going on without them", exc.code)
+            return [], False
+        capped = replace(limits, candidates_per_round=limits.references_per_round)
+        return state.admit(found, capped, first=False)
 
     async def _loop(
         self,

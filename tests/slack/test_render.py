@@ -151,10 +151,12 @@ def test_progress_texts_follow_the_design_for_each_phase() -> None:
 
 
 def test_the_trace_modal_shows_routing_rounds_stop_reason_and_context() -> None:
-    """The modal lists the routing decision, each round's queries, new paragraphs, sufficiency and gap."""
+    """The modal lists the rewrite and its carried terms, the routing decision, each round's queries, new
+    paragraphs (those brought in by reference named), sufficiency and gap."""
     record = _record(
         trace={
             "rewritten": "What is X?",
+            "carried": [{"term": "Ops guide", "origin": "citation", "record_id": 7}],
             "mode": "multi",
             "escalated": True,
             "complexity": {
@@ -169,6 +171,7 @@ def test_the_trace_modal_shows_routing_rounds_stop_reason_and_context() -> None:
                     "round": 1,
                     "queries": ["x deadline"],
                     "new_paragraph_ids": ["a", "b"],
+                    "referenced_ids": ["b"],
                     "total_evidence": 2,
                     "sufficient": False,
                     "missing": "the budget",
@@ -201,6 +204,9 @@ def test_the_trace_modal_shows_routing_rounds_stop_reason_and_context() -> None:
         "classifier probability: 0.81",
         "x deadline",
         "New paragraphs: 2 (a, b)",
+        "Brought in by reference: b",
+        "Carried into the search*",
+        '\\"Ops guide\\" (from a document the answer of record 7 cited)',
         "Gap: the budget",
         "Next queries: x budget",
         "Stop reason*: no new evidence",

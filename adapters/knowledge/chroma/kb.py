@@ -30,6 +30,7 @@ import numpy as np
 
 from adapters.knowledge.chroma import dataset as cd
 from adapters.knowledge.chroma import keywords as ck
+from adapters.knowledge.chroma import references as cr
 from adapters.knowledge.chroma.catalog import CatalogEntry, document_version
 from adapters.knowledge.chroma.maintenance import ChromaMaintenance
 from adapters.knowledge.chroma.store import DEFAULT_FUSION, EmbedderFor
@@ -112,6 +113,42 @@ class ChromaKnowledgeBase(ChromaMaintenance):
                 hits = await self._run(ck.search_keywords, handle, query, depth=depth, threshold=threshold)
             found.extend(hits)
         return merge_ranked([found], limit=depth)
+
+    async def referenced(
+        self, evidence: Sequence[Hit], *, query: str, datasets: Sequence[str], limit: int
+    ) -> list[Hit]:
+        """Paragraphs the evidence refers to: articles it cites, documents it names by title or mentions
+        (adapters.knowledge.chroma.references), scored by similarity to the query; none of the evidence."""
+        if not evidence or limit <= 0:
+            return []
+        exclude = {hit.id for hit in evidence}
+        found: list[Hit] = []
+        for name in dict.fromkeys(datasets):
+            handle = await self._open(name)
+            if handle is None or not any(hit.dataset == name for hit in evidence):
+                continue
+            handle = await self._fresh(handle)
+            index = self._title_index(handle)
+            targets = await self._run(cr.targets, handle, index, evidence)
+            if not targets:
+                continue
+            vector = np.asarray(await self._embedders(handle.model).embed_query(query), dtype=np.float32)
+            found.extend(
+                await self._run(
+                    cr.target_hits, handle, targets, vector, exclude=exclude, limit=limit - len(found)
+                )
+            )
+            if len(found) >= limit:
+                break
+        return found[:limit]
+
+    def _title_index(self, handle: cd.DatasetHandle) -> cr.TitleIndex:
+        """The dataset's title index, rebuilt when its catalog changed."""
+        cached = self._title_indexes.get(handle.name)
+        if cached is None or cached[0] != handle.catalog.generation:
+            cached = (handle.catalog.generation, cr.TitleIndex.of(handle.catalog.entries()))
+            self._title_indexes[handle.name] = cached
+        return cached[1]
 
     # ---------- DocumentIndex ----------
 

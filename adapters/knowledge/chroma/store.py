@@ -24,6 +24,7 @@ from adapters.knowledge.chroma import keywords as ck
 from adapters.knowledge.chroma.access import ChromaAccess
 from adapters.knowledge.chroma.catalog import collection_name
 from adapters.knowledge.chroma.damage import chroma_failure
+from adapters.knowledge.chroma.references import TitleIndex
 from adapters.knowledge.chroma.workers import WORKER_PROCESSES, WorkerPool
 from adapters.knowledge.keyword_index import chunk_keywords, tokenise_texts
 from core.errors import InvalidInput, KbError
@@ -79,6 +80,7 @@ class ChromaStore:
         self._open_lock = asyncio.Lock()
         self._keyword_locks: dict[str, asyncio.Lock] = {}
         self._workers = WorkerPool(enabled=use_worker_process)
+        self._title_indexes: dict[str, tuple[int, TitleIndex]] = {}  # dataset -> (catalog generation, index)
 
     # ---------- plumbing ----------
 

@@ -26,6 +26,7 @@ from adapters.slack.rendering.final_messages import record_lang
 from adapters.slack.rendering.mrkdwn import escape
 from adapters.slack.rendering.texts import t
 from core.answering.trace_summary import trace_summary
+from core.answering.trace_view import carried_text
 from core.models import ContextStats
 from core.record import Record
 from core.trace import RetrievalTrace, RoundStep
@@ -83,6 +84,8 @@ def _round(step: RoundStep, lang: str) -> str:
         + (f" ({escape(clip(', '.join(new_ids), 300))})" if new_ids else ""),
         f"{_l('total', lang)}: {step.total_evidence} · {_l('sufficient', lang)}: {_yes(step.sufficient, lang)}",
     ]
+    if step.referenced_ids:
+        lines.append(f"{_l('referenced', lang)}: {escape(clip(', '.join(step.referenced_ids), 300))}")
     if step.missing:
         lines.append(f"{_l('gap', lang)}: {escape(step.missing)}")
     if step.next_queries:
@@ -123,6 +126,9 @@ def trace_blocks(record: Record) -> list[Block]:
     rewritten = trace.rewritten or record.rewritten
     if rewritten and rewritten != record.question:
         blocks.extend(_sections(f"*{_l('rewritten', lang)}*\n{escape(rewritten)}"))
+    if trace.carried:
+        carried = "\n".join(f"• {escape(carried_text(term, lang))}" for term in trace.carried)
+        blocks.extend(_sections(f"*{_l('carried', lang)}*\n{carried}"))
     blocks.extend(_sections(_routing(trace, lang)))
     for step in trace.rounds:
         blocks.append(divider())

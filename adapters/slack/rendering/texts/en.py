@@ -119,6 +119,8 @@ MESSAGES: dict[str, str] = {
     "trace.total": "Evidence so far",
     "trace.sufficient": "Sufficient",
     "trace.gap": "Gap",
+    "trace.referenced": "Brought in by reference",
+    "trace.carried": "Carried into the search",
     "trace.next": "Next queries",
     "trace.stop": "Stop reason",
     "trace.context": "Context",

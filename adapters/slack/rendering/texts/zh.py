@@ -119,6 +119,8 @@ MESSAGES: dict[str, str] = {
     "trace.total": "累计证据",
     "trace.sufficient": "资料充分",
     "trace.gap": "缺口",
+    "trace.referenced": "由引用带入",
+    "trace.carried": "沿用到检索的词",
     "trace.next": "下一轮查询",
     "trace.stop": "停止原因",
     "trace.context": "上下文",

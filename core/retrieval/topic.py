@@ -1,0 +1,77 @@
+"""A follow-up keeps its topic: the document the previous answer cited, and where each added term came from (pure).
+
+The rewrite (a model's or the extractive one) resolves "那如果…呢" against the previous questions; what the
+conversation was *about* is often clearest in what the previous answer cited: the statute, the handbook, the
+page. When a follow-up was rewritten (it depends on the history) and its rewrite has none of the words of the
+document the previous answer cited first, that document's name is added to what is searched (not to the
+question the answer is written for), so the search stays in that document (docs/design.md#follow-up-rewrite).
+Every term the search adds to the follow-up is traced with its origin: an earlier question, an earlier
+answer, or a cited document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from core.models import Turn
+from core.retrieval.versions import version_of
+from core.text import normalize_query, salient_terms
+from core.trace import CarriedTerm, Origin
+
+
+def document_topic(name: str) -> str:
+    """A cited document as a topic: its name without extension and version date ("行政复议法")."""
+    version = version_of(name)
+    title = version.title if version is not None else name
+    return (
+        title.rsplit(".", 1)[0]
+        if title.lower().endswith((".md", ".txt", ".pdf", ".docx", ".html"))
+        else title
+    )
+
+
+def topic_query(
+    question: str, rewritten: str, history: Sequence[Turn]
+) -> tuple[str, tuple[CarriedTerm, ...]]:
+    """What to search for the question: the rewrite, plus the previous answer's first cited document when the
+    question is a follow-up whose rewrite has none of that document's words; and the terms the search adds to
+    the question, with their origins. A question the rewrite left alone is searched as it is."""
+    if not history or normalize_query(rewritten) == normalize_query(question):
+        return rewritten, ()
+    carried = carried_terms(question, rewritten, history)
+    topics = [topic for topic in map(document_topic, history[-1].cited) if len(normalize_query(topic)) >= 2]
+    if not topics:
+        return rewritten, carried
+    folded = normalize_query(rewritten)
+    words = [normalize_query(term) for term in salient_terms(topics[0])] or [normalize_query(topics[0])]
+    if any(word and word in folded for word in words):
+        return rewritten, carried
+    return f"{rewritten} {topics[0]}", (*carried, CarriedTerm(topics[0], "citation", history[-1].record_id))
+
+
+def carried_terms(question: str, rewritten: str, history: Sequence[Turn]) -> tuple[CarriedTerm, ...]:
+    """Each salient term of the rewrite that the question lacks (the longest form of a word, "行政复议" not
+    "行政"), with the latest turn it came from."""
+    asked = normalize_query(question)
+    terms = [t for t in dict.fromkeys(salient_terms(rewritten)) if len(normalize_query(t)) >= 2]
+    longest = [t for t in terms if not any(t != other and t in other for other in terms)]
+    carried: list[CarriedTerm] = []
+    for term in longest:
+        key = normalize_query(term)
+        if key in asked:
+            continue
+        origin = _origin(key, history)
+        if origin is not None:
+            carried.append(CarriedTerm(term, *origin))
+    return tuple(carried)
+
+
+def _origin(key: str, history: Sequence[Turn]) -> tuple[Origin, int] | None:
+    for turn in reversed(history):
+        if key in normalize_query(turn.question):
+            return "question", turn.record_id
+        if any(key in normalize_query(document_topic(name)) for name in turn.cited):
+            return "citation", turn.record_id
+        if key in normalize_query(turn.answer):
+            return "answer", turn.record_id
+    return None

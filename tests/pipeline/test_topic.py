@@ -1,0 +1,39 @@
+"""A follow-up keeps the topic its previous answer cited: the document's name joins the search, traced by origin."""
+
+from __future__ import annotations
+
+from core.answering.trace_view import render_trace_text
+from core.events import Done
+from core.models import Turn
+from core.retrieval.topic import document_topic, topic_query
+from tests.pipeline.conftest import Harness
+
+
+async def test_a_follow_up_searches_within_the_document_the_previous_answer_cited(harness: Harness) -> None:
+    """The rewrite lost the statute; the search adds the name of the law the previous answer cited, and the
+    trace says where each added term came from. The question the answer is written for stays the rewrite."""
+    harness.kb.add("p1", "行政复议申请期限为六十日。", document="行政复议法(2023-09-01)")
+    first = await harness.ask("行政复议的申请期限是多久?")
+    assert isinstance(first[-1], Done)
+    harness.engine.rewrites.append("因不可抗力耽误了申请期限怎么办")
+    done = (await harness.ask("那如果因为不可抗力耽误了呢?"))[-1]
+    assert isinstance(done, Done)
+    assert harness.kb.queries[-1] == "因不可抗力耽误了申请期限怎么办 行政复议法"
+    trace = done.record.details.trace
+    assert trace is not None and trace.rewritten == "因不可抗力耽误了申请期限怎么办"
+    origins = {term.term: term.origin for term in trace.carried}
+    assert origins["行政复议法"] == "citation" and origins["申请"] == origins["期限"] == "question"
+    assert all(term.record_id == first[-1].record.id for term in trace.carried)
+    shown = render_trace_text(trace, "zh")
+    assert f"「行政复议法」 (来自记录 {first[-1].record.id} 的回答所引用的文档)" in shown
+    assert done.record.rewritten == "因不可抗力耽误了申请期限怎么办"
+
+
+def test_a_standalone_question_or_one_naming_the_document_is_searched_as_it_is() -> None:
+    """No history, an unchanged question, or a rewrite already in the cited document's words: nothing added."""
+    history = [Turn(1, "行政复议的申请期限是多久?", "六十日 [1]", cited=("行政复议法(2023-09-01)",))]
+    assert topic_query("年假有几天?", "年假有几天?", history) == ("年假有几天?", ())
+    assert topic_query("那逾期呢?", "那逾期呢?", []) == ("那逾期呢?", ())
+    query, _ = topic_query("那逾期呢?", "行政复议逾期申请怎么办", history)
+    assert query == "行政复议逾期申请怎么办"
+    assert document_topic("行政复议法(2023-09-01).md") == "行政复议法"
