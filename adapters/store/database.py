@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -78,12 +79,9 @@ class SqliteDatabase(Database):
         connection.row_factory = sqlite3.Row
         database = cls(connection, lock=asyncio.Lock())
         try:
-            for pragma in (
-                f"PRAGMA busy_timeout={int(busy_timeout * 1000)}",
-                "PRAGMA journal_mode=WAL",
-                "PRAGMA foreign_keys=ON",
-                "PRAGMA synchronous=NORMAL",
-            ):
+            await database.fetch(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+            await database._switch_to_wal(busy_timeout)
+            for pragma in ("PRAGMA foreign_keys=ON", "PRAGMA synchronous=NORMAL"):
                 await database.fetch(pragma)
             if on_connect is not None:
                 await on_connect(connection)
@@ -91,6 +89,21 @@ class SqliteDatabase(Database):
             await connection.close()
             raise
         return database
+
+    async def _switch_to_wal(self, busy_timeout: float) -> None:
+        """Put the file in WAL mode, retrying while other connections hold it: SQLite answers a journal-mode
+        change that races another opener with SQLITE_BUSY at once, without calling the busy handler."""
+        deadline = time.monotonic() + busy_timeout
+        pause = 0.01
+        while True:
+            try:
+                await self.fetch("PRAGMA journal_mode=WAL")
+                return
+            except StoreUnavailable as exc:
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     async def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         async with self._lock if self._lock is not None else contextlib.nullcontext():

@@ -45,9 +45,7 @@ def carried_text(term: CarriedTerm, lang: str) -> str:
 
 def _round_lines(step: RoundStep, lang: str) -> list[str]:
     header = _t("round", lang, n=step.round or "?")
-    referenced = (
-        f" ({_t('referenced', lang)} {len(step.referenced_ids)})" if step.referenced_ids else ""
-    )
+    referenced = f" ({_t('referenced', lang)} {len(step.referenced_ids)})" if step.referenced_ids else ""
     lines = [
         f"{header}: {_t('queries', lang)} {_quoted(step.queries, lang)}",
         f"  {_t('new', lang)} {len(step.new_paragraph_ids)}{referenced} · "

@@ -50,7 +50,11 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ("notice", "qwen2.5-1.5b", "compound-absent-en"): "as for the 0.5B: the gym allowance has no key term",
     ("substance", "qwen2.5-1.5b", "single-en-remote"): "the 1.5B answers English questions with a bare [1]",
     ("substance", "qwen2.5-1.5b", "followup-en-oncall"): "the 1.5B answers the P2 follow-up with a bare [1]",
-    ("substance", "qwen2.5-1.5b", "followup-zh-leave"): "the 1.5B answers the leave follow-up with a bare [1]",
+    (
+        "substance",
+        "qwen2.5-1.5b",
+        "followup-zh-leave",
+    ): "the 1.5B answers the leave follow-up with a bare [1]",
 }
 
 
