@@ -139,12 +139,14 @@ def test_the_raw_check_sees_every_sequence_and_passes_their_escaped_forms() -> N
     assert raw_sequences(json_data({"content": HOSTILE}).text) == []
 
 
-async def test_no_role_receives_a_control_sequence_or_a_forged_tag_raw(
-    hostile_home: Path, model_env: ModelServer, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("role", ROLES)
+async def test_the_role_never_receives_a_control_sequence_or_a_forged_tag_raw(
+    role: str, hostile_home: Path, model_env: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Four turns (multi-hop, a voted follow-up, compaction with a hostile summary, a follow-up on it): the
-    rewrite, vote, assessment, summary and answer-with-history requests carry the hostile text only
-    escaped and neutralised, in every string of their bodies."""
+    """Four turns (multi-hop, a voted follow-up, compaction with a hostile summary, a follow-up on it): every
+    request of this role carries the hostile text, and only escaped and neutralised, in every string of its
+    body; the answer role is checked with an earlier answer in its history, the summary role merging a
+    stored hostile summary."""
     monkeypatch.setenv("KB_HOME", str(hostile_home))
     monkeypatch.setenv("KB_CONTEXT_RECENT_TOKENS", "512")
     model = HostileModel(rewrites={"那逾期呢": html.escape(f"报销逾期提交怎么办 {HOSTILE}", quote=False)})
@@ -157,23 +159,22 @@ async def test_no_role_receives_a_control_sequence_or_a_forged_tag_raw(
     assert first.answer is not None and HOSTILE in first.answer  # stored for display with escapes read back
     trace = second.details.trace
     assert trace is not None and trace.complexity is not None and trace.complexity.source == "model"
-    requests = model_env.chat_requests
-    by_role = {role: [r for r in requests if role_of(r) == role] for role in ROLES}
-    assert all(by_role.values()), {role: len(found) for role, found in by_role.items()}
-    offenders: dict[str, set[str]] = {}
+    requests = [request for request in model_env.chat_requests if role_of(request) == role]
+    assert requests, f"no {role} request was made"
+    offenders: dict[int, set[str]] = {}
     for index, request in enumerate(requests):
         found = {sequence for text in _strings(request.body) for sequence in raw_sequences(text)}
         if found:
-            offenders[f"{role_of(request)} (request {index})"] = found
+            offenders[index] = found
     assert offenders == {}
-    for role, found in by_role.items():
-        reached = any(f"[{SEPARATOR}INST]" in text for r in found for text in _strings(r.body))
-        assert reached, f"no hostile text reached {role}"
-    with_history = [r for r in by_role["answer"] if any(m["role"] == "assistant" for m in r.messages)]
-    assert with_history, "no answer call carried an earlier answer"
-    summaries = [r for r in by_role["summary"] if "用户询问报销期限" in r.last_user_message]
-    assert summaries, "no summary call merged a stored summary"
-    assert any("用户询问报销期限" in m["content"] for r in with_history for m in r.messages)
-    for request in with_history:
-        assert request.last_user_message.count("<question>") == 1
-        assert all("<paragraph" not in m["content"] for m in request.messages[:-1])
+    reached = any(f"[{SEPARATOR}INST]" in text for r in requests for text in _strings(r.body))
+    assert reached, f"no hostile text reached {role}"
+    if role == "summary":
+        assert [r for r in requests if "用户询问报销期限" in r.last_user_message], "no stored summary merged"
+    if role == "answer":
+        with_history = [r for r in requests if any(m["role"] == "assistant" for m in r.messages)]
+        assert with_history, "no answer call carried an earlier answer"
+        assert any("用户询问报销期限" in m["content"] for r in with_history for m in r.messages)
+        for request in with_history:
+            assert request.last_user_message.count("<question>") == 1
+            assert all("<paragraph" not in m["content"] for m in request.messages[:-1])
