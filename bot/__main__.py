@@ -2,6 +2,6 @@
 
 import sys
 
-from bot.cli import main
+from bot.entry import run
 
-sys.exit(main())
+sys.exit(run())

@@ -35,9 +35,13 @@ class SqliteConversationStore(SqlConversationStore):
         migrations: Sequence[Migration] = MIGRATIONS,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         on_connect: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
+        create_folder: bool = True,
     ) -> SqliteConversationStore:
-        """Open or create the file (and its folder); on_connect may add pragmas or tracing hooks."""
-        database = await SqliteDatabase.connect(path, busy_timeout=busy_timeout, on_connect=on_connect)
+        """Open or create the file (and its folder, unless create_folder is False); on_connect may add
+        pragmas or tracing hooks."""
+        database = await SqliteDatabase.connect(
+            path, busy_timeout=busy_timeout, on_connect=on_connect, create_folder=create_folder
+        )
         return await _migrated(cls, database, migrations)
 
 
@@ -63,14 +67,15 @@ class PostgresConversationStore(SqlConversationStore):
 
 async def open_store(url: str, *, migrations: Sequence[Migration] = MIGRATIONS) -> SqlConversationStore:
     """The store for a database URL: sqlite:///relative/path, sqlite:////absolute/path, sqlite:///:memory:,
-    or postgresql://user@host:port/db. Raises InvalidInput for another scheme, StoreUnavailable when the
-    database cannot be opened."""
+    or postgresql://user@host:port/db. Raises InvalidInput for another scheme or a SQLite file whose folder
+    does not exist (a typo must not create a new empty store), StoreUnavailable when the database cannot be
+    opened."""
     scheme, _, rest = url.strip().partition("://")
     scheme = scheme.lower().split("+", 1)[0]
     if scheme == "sqlite":
         if not rest.startswith("/") or len(rest) < 2:
             raise InvalidInput(phrase("error.sqlite_without_path"))
-        return await SqliteConversationStore.open(rest[1:], migrations=migrations)
+        return await SqliteConversationStore.open(rest[1:], migrations=migrations, create_folder=False)
     if scheme in {"postgresql", "postgres"}:
         return await PostgresConversationStore.open(f"postgresql://{rest}", migrations=migrations)
     if not scheme:

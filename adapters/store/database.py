@@ -67,10 +67,18 @@ class SqliteDatabase(Database):
         *,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         on_connect: Callable[[aiosqlite.Connection], Awaitable[None]] | None = None,
+        create_folder: bool = True,
     ) -> SqliteDatabase:
-        """Open (creating the parent folder of) the file; ":memory:" gives a private in-memory database."""
+        """Open the file (creating its parent folder unless create_folder is False, when a missing folder is
+        bad input); ":memory:" gives a private in-memory database."""
+        if str(path) != ":memory:" and not create_folder and not Path(path).parent.is_dir():
+            raise InvalidInput(
+                phrase(
+                    "error.sqlite_folder_missing", path=str(path), folder=str(Path(path).parent.absolute())
+                )
+            )
         try:
-            if str(path) != ":memory:":
+            if str(path) != ":memory:" and create_folder:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             # timeout= is the busy timeout from the very first statement (the WAL switch may wait too).
             connection = await aiosqlite.connect(str(path), isolation_level=None, timeout=busy_timeout)

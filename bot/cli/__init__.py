@@ -15,6 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
 
+from bot.cli.home import prepare_home
 from bot.cli.outcome import run_command
 from bot.settings import Settings
 
@@ -105,7 +106,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     chosen = handler
-    return run_command(lambda parsed, _: chosen(parsed, Settings()), args, None)
+
+    def run(parsed: argparse.Namespace, _: object) -> Any:
+        settings = Settings()
+        prepare_home(settings.storage.home)
+        return chosen(parsed, settings)
+
+    return run_command(run, args, None)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,6 +40,11 @@ MESSAGES: dict[str, str] = {
     "error.bad_failure_status": "fail_record takes failed or interrupted, not {status!r}.",
     "error.bad_feedback_person": "Invalid person {person!r} for feedback.",
     "error.constraint_violated": "The data violates a database constraint.",
+    "error.sqlite_folder_missing": (
+        "KB_DATABASE_URL names the SQLite file {path}, but its folder {folder} does not exist (nothing was"
+        " created; sqlite:///relative/path is relative to the current folder, sqlite:////absolute/path is"
+        " absolute)."
+    ),
     "error.sqlite_without_path": (
         "The SQLite URL has no file path, e.g. sqlite:////home/me/.kb/conversations.sqlite3."
     ),

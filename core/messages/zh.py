@@ -33,6 +33,10 @@ MESSAGES: dict[str, str] = {
     "error.bad_failure_status": "记录状态无效。",
     "error.bad_feedback_person": "反馈者无效。",
     "error.constraint_violated": "数据不符合约束。",
+    "error.sqlite_folder_missing": (
+        "KB_DATABASE_URL 指向 SQLite 文件 {path},但文件夹 {folder} 不存在(未创建任何文件;"
+        "sqlite:///相对路径 相对于当前文件夹,sqlite:////绝对路径 为绝对路径)。"
+    ),
     "error.sqlite_without_path": "SQLite 地址缺少文件路径,例如 sqlite:////home/me/.kb/conversations.sqlite3。",
     "error.unsupported_database_url": "不支持的数据库地址(协议 {scheme}),请使用 sqlite:///路径 或 postgresql://...。",
     "error.database_url_without_scheme": "不支持的数据库地址(协议 无),请使用 sqlite:///路径 或 postgresql://...。",

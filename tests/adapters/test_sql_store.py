@@ -615,13 +615,19 @@ async def test_two_sqlite_stores_share_one_file(tmp_path: Path) -> None:
 
 
 async def test_open_store_chooses_the_backend_by_url(tmp_path: Path) -> None:
-    """sqlite:/// opens a file (creating folders); other schemes or a missing path are clear errors."""
-    path = tmp_path / "nested" / "kb" / "conversations.sqlite3"
+    """sqlite:/// opens a file in an existing folder; other schemes, a missing path or a folder that does
+    not exist (a typo) are clear errors, and nothing is created for them."""
+    path = tmp_path / "conversations.sqlite3"
     store = await open_store(f"sqlite:///{path}")
     try:
         assert isinstance(store, SqliteConversationStore) and path.exists()
     finally:
         await store.close()
+    typo = tmp_path / "nested" / "kb" / "conversations.sqlite3"
+    with pytest.raises(InvalidInput) as raised:
+        await open_store(f"sqlite:///{typo}")
+    assert str(tmp_path / "nested" / "kb") in raised.value.message("en")
+    assert not (tmp_path / "nested").exists()
     for bad in ("mysql://localhost/db", "sqlite://", "conversations.db"):
         with pytest.raises(InvalidInput):
             await open_store(bad)

@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,56 @@ def test_ctrl_c_while_chat_answers_interrupts_that_answer_only(home: Path) -> No
     record = int(line.split("记录 ", 1)[1].split(" ", 1)[0])
     assert line == f"已中断;记录 {record} 已标记为中断 — 用 `kb ask --again {record}` 重试"
     assert f"#{record} [interrupted]" in kb(clean_env(home), "history", "chat-ctrl-c").stdout
+
+
+@pytest.mark.parametrize("after", [0.3, 1.0, 2.0])
+def test_ctrl_c_at_any_moment_of_ask_is_one_line(home: Path, after: float) -> None:
+    """SIGINT while the program is still importing, opening its stores or answering: exit 130, no
+    traceback, the `interrupted` line last."""
+    server = ModelServer(responder=RoleResponder(), delay=30.0)  # the answer never comes in time
+    with server.running_in_thread() as base_url:
+        env = clean_env(home, OPENAI_BASE_URL=base_url, OPENAI_API_KEY="k", KB_CHAT_MODEL=server.model)
+        process = kb_popen(env, "ask", "Java 有哪些基本数据类型?", "--dataset", "sample", "--mode", "single")
+        time.sleep(after)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert err.strip().splitlines()[-1].startswith(("interrupted", "已中断"))
+
+
+def test_a_kb_home_that_is_a_file_or_cannot_be_made_is_one_line_naming_it(tmp_path: Path) -> None:
+    """KB_HOME pointing at a file, or below one: exit 2, one `error:` line naming the path and why."""
+    a_file = tmp_path / "passwd"
+    a_file.write_text("root:x:0:0\n", encoding="utf-8")
+    for home, cause in (
+        (a_file, "is a file, not a folder"),
+        (a_file / "kb", "a part of that path is a file"),
+    ):
+        result = kb(clean_env(home), "datasets", "list")
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith(f"error: KB_HOME {home} ") and cause in result.stderr
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    chinese = kb(clean_env(a_file, LANG="zh_CN.UTF-8"), "search", "x", "--dataset", "t")
+    assert chinese.returncode == 2 and f"KB_HOME {a_file} 是一个文件" in chinese.stderr
+
+
+def test_a_sqlite_url_whose_folder_does_not_exist_creates_nothing(tmp_path: Path) -> None:
+    """A typo'd KB_DATABASE_URL (sqlite:/// + a relative path that does not exist) is one line naming the
+    folder; no new empty store appears anywhere."""
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    work.mkdir()
+    env = clean_env(home, KB_DATABASE_URL="sqlite:///tmp/kb/conversations.sqlite3")
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "history", "x"],
+        cwd=work,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1
+    assert f"its folder {work / 'tmp' / 'kb'} does not exist" in result.stderr
+    assert list(work.iterdir()) == []

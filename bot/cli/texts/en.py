@@ -8,6 +8,10 @@ MESSAGES: dict[str, str] = {
     "interrupted_record": "interrupted; record {record} marked interrupted — `kb ask --again {record}` to retry",
     "internal_error": "error: internal error ({detail}); run with -v for the traceback.",
     # bad input and unknown names
+    "error.home_is_a_file": "KB_HOME {path} is a file, not a folder: point KB_HOME at a folder.",
+    "error.home_under_a_file": "KB_HOME {path} cannot be created: a part of that path is a file.",
+    "error.home_not_writable": "KB_HOME {path} is not writable: choose a folder you can write to.",
+    "error.home_os_error": "KB_HOME {path} cannot be used: {detail}.",
     "error.name_a_dataset": "Name a dataset with --dataset (or set KB_DATASETS); available: {known}",
     "error.empty_dataset_name": "The dataset name must not be empty.",
     "error.no_such_path": "No such file or folder: {names}",

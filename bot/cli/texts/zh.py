@@ -8,6 +8,10 @@ MESSAGES: dict[str, str] = {
     "interrupted_record": "已中断;记录 {record} 已标记为中断 — 用 `kb ask --again {record}` 重试",
     "internal_error": "error: 内部错误({detail});加 -v 查看详情。",
     # bad input and unknown names
+    "error.home_is_a_file": "KB_HOME {path} 是一个文件,不是文件夹:请把 KB_HOME 设为一个文件夹。",
+    "error.home_under_a_file": "无法创建 KB_HOME {path}:路径中的某一段是文件。",
+    "error.home_not_writable": "KB_HOME {path} 不可写:请选择一个有写权限的文件夹。",
+    "error.home_os_error": "无法使用 KB_HOME {path}:{detail}。",
     "error.name_a_dataset": "请用 --dataset 指定知识库(或设置 KB_DATASETS);现有:{known}",
     "error.empty_dataset_name": "知识库名称不能为空。",
     "error.no_such_path": "文件或文件夹不存在:{names}",

@@ -1,0 +1,39 @@
+"""The `kb` console script: Ctrl-C while the program is still importing ends with one line, like later on.
+
+Importing the command line (pydantic, Chroma, jieba) takes a second or two; a SIGINT then arrives before
+bot/cli/outcome.py can turn it into its one line, so this module, which imports nothing heavy itself,
+catches it around the import too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted_word() -> str:
+    """ "interrupted" in the locale's language, without importing the catalogues (they may be half-loaded)."""
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = os.environ.get(name, "")
+        if value:
+            return "已中断。" if value.lower().startswith("zh") else "interrupted"
+    return "interrupted"
+
+
+def run() -> int:
+    """Import and run the command line; one line and exit 130 for a Ctrl-C that arrives while importing."""
+    try:
+        from bot.cli import main
+
+        return main()
+    except KeyboardInterrupt:
+        if "-v" in sys.argv[1:] or "--verbose" in sys.argv[1:]:
+            raise
+        print(f"\n{_interrupted_word()}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run())
