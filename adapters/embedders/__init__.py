@@ -1,1 +1,2 @@
-"""Embedders (core.ports.Embedder): the bundled offline multilingual model and OpenAI-compatible endpoints."""
+"""Embedders (core.ports.Embedder): the bundled offline multilingual models (USE, e5) and OpenAI-compatible
+endpoints."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from adapters.embedders.e5 import E5_MODEL_NAME, E5Embedder
 from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
 from adapters.knowledge.chroma.access import ChromaAccess, EmbeddedChromaAccess
 from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
@@ -85,7 +86,7 @@ def writer_locks(settings: Any, *, command: str) -> WriterLocks:
 
 
 class EmbedderRegistry:
-    """Embedders by model name, built once each: the offline model, or an OpenAI-compatible one."""
+    """Embedders by model name, built once each: the two offline models, or an OpenAI-compatible one."""
 
     def __init__(self, settings: Any) -> None:
         self._settings = settings
@@ -101,6 +102,8 @@ class EmbedderRegistry:
     def _build(self, model: str) -> Embedder:
         if model == LOCAL_MODEL_NAME:
             return LocalEmbedder()
+        if model == E5_MODEL_NAME:
+            return E5Embedder()
         settings = self._settings
         base_url = settings.embedding.base_url or settings.model.base_url
         if not base_url:

