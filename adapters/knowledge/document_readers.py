@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from adapters.knowledge.readers.archive import archive_members, check_zip_bytes, read_member
+from adapters.knowledge.readers.archive import (
+    LEAVES_THE_ARCHIVE,
+    archive_members,
+    check_zip_bytes,
+    list_archive,
+    read_member,
+)
 from adapters.knowledge.readers.base import DEFAULT_LIMITS, Parsed, ReadFailed, ReadLimits, megabytes
 from adapters.knowledge.readers.html import html_to_markdown, read_html
 from adapters.knowledge.readers.pdf import read_pdf
@@ -208,45 +214,84 @@ def _is_archive(path: Path) -> bool:
         return path.suffix.lower() in ARCHIVE_SUFFIXES
 
 
-def _walk(folder: Path) -> list[Path]:
-    """Non-hidden files under folder, in sorted path order; symlinked folders not followed.
+OnRefused = Callable[[str, str], None]  # (where, reason) for what a walk does not take, said once each
+LOOP = "symlink not followed: it leads to a folder already read (a loop?)"
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The folder's device and inode, through symlinks (None when it cannot be reached)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _walk(folder: Path, on_refused: OnRefused) -> list[Path]:
+    """Non-hidden files under folder, in sorted path order; symlinked folders followed once each, a link
+    back to a folder already read (a loop) refused with a line.
 
     Files of unsupported types are yielded too: read_document refuses them with a reason, so an
     ingest reports every file it did not take instead of passing over it in silence.
     """
     found: list[Path] = []
-    for root, dirs, files in os.walk(folder, onerror=None):
-        dirs[:] = [d for d in dirs if not _is_hidden(d)]
+    seen = {_identity(folder)}
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        kept = []
+        for name in sorted(dirs, key=lambda d: (os.path.islink(os.path.join(root, d)), d)):
+            if _is_hidden(name):
+                continue
+            path = Path(root) / name
+            identity = _identity(path)
+            if identity is None or identity in seen:
+                if path.is_symlink():
+                    on_refused(str(path), LOOP)
+                continue
+            seen.add(identity)
+            kept.append(name)
+        dirs[:] = kept
         for name in files:
             if not _is_hidden(name):
                 found.append(Path(root) / name)
     return sorted(found, key=lambda p: p.relative_to(folder).parts)
 
 
-def _expanded(path: Path, limits: ReadLimits) -> list[Path]:
-    """A zip archive's members as paths under it; the archive itself when it is refused; else path."""
+def _expanded(path: Path, limits: ReadLimits, on_refused: OnRefused) -> list[Path]:
+    """A zip archive's files as paths under it (the unsupported ones too, so reading them says why; a name
+    that would leave the archive refused with a line); the archive itself when it is refused; else path."""
     if not _is_archive(path):
         return [path]
     try:
-        return [path / member for member in archive_members(path, limits, is_wanted)]
+        listing = list_archive(path, limits, is_wanted)
     except ReadFailed:
         return [path]  # read_document(path) says why
+    for name in listing.unsafe:
+        on_refused(f"{path}: {name}", LEAVES_THE_ARCHIVE)
+    members = sorted([*listing.wanted, *listing.others], key=lambda name: PurePosixPath(name).parts)
+    return [path / member for member in members]
 
 
-def iter_document_paths(paths: Sequence[Path], *, limits: ReadLimits = DEFAULT_LIMITS) -> Iterator[Path]:
+def _ignore(where: str, reason: str) -> None:
+    """on_refused for callers that do not report."""
+
+
+def iter_document_paths(
+    paths: Sequence[Path], *, limits: ReadLimits = DEFAULT_LIMITS, on_refused: OnRefused = _ignore
+) -> Iterator[Path]:
     """Files given and files found in folders (recursively), each once, in argument then sorted order.
 
     Hidden files and folders are skipped inside walks. Every other file is yielded, whatever its type
     (read_document refuses an unsupported one with its reason). A zip archive stands for its documents
     (its members, as paths under it), or for itself when it is refused (too big, a zip bomb, corrupt), so
     the caller reads it and reports why. Paths given explicitly are always yielded, even missing ones, so
-    the caller can report each.
+    the caller can report each. What is never yielded (an archive member named outside the archive, a
+    symlink loop) is passed to on_refused with its reason.
     """
     seen: set[Path] = set()
     for given in paths:
-        candidates = _walk(given) if given.is_dir() else [given]
+        candidates = _walk(given, on_refused) if given.is_dir() else [given]
         for candidate in candidates:
-            for path in _expanded(candidate, limits):
+            for path in _expanded(candidate, limits, on_refused):
                 key = path.resolve()
                 if key not in seen:
                     seen.add(key)

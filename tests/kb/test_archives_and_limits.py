@@ -44,16 +44,27 @@ def reason_for(path: Path, limits: ReadLimits | None = None) -> str:
 
 
 def test_a_zip_stands_for_its_documents_named_by_their_paths(tmp_path: Path) -> None:
-    """Walking an export yields its supported members under the zip's path, in order, and each reads
-    with its path in the archive as its name and its own title."""
+    """Walking an export yields its members under the zip's path, in order: the documents read with their
+    path in the archive as name and their own title; the others (an image, a nested zip) each say why they
+    are not read; names leaving the archive are refused by name; hidden files and __MACOSX are passed over."""
     archive = write(tmp_path / "kb" / "export.zip", export_zip())
-    found = list(iter_document_paths([tmp_path / "kb"]))
+    refused: list[tuple[str, str]] = []
+    found = list(iter_document_paths([tmp_path / "kb"], on_refused=lambda *line: refused.append(line)))
     assert [p.relative_to(archive).as_posix() for p in found] == [
         "Engineering/Deploy.md",
         "Engineering/Onboarding.html",
         "HR/handbook.pdf",
         "HR/policy.docx",
+        "assets/logo.png",
+        "nested.zip",
     ]
+    assert refused == [
+        (f"{archive}: ../escape.md", "refused: its name would leave the archive's folder"),
+        (f"{archive}: /abs.md", "refused: its name would leave the archive's folder"),
+    ]
+    assert reason_for(found[4]) == "binary file (a PNG image)"
+    assert reason_for(found[5]) == "a ZIP archive inside an archive is not read"
+    found = found[:4]
     docs = [read_document(path) for path in found]
     assert [(d.name, d.title) for d in docs] == [
         ("Engineering/Deploy.md", "Deploying"),
@@ -62,7 +73,7 @@ def test_a_zip_stands_for_its_documents_named_by_their_paths(tmp_path: Path) -> 
         ("HR/policy.docx", "员工手册"),
     ]
     assert docs[2].parts[2].location.page == 3
-    assert list(iter_document_paths([archive])) == found  # given directly, the same
+    assert list(iter_document_paths([archive]))[:4] == found  # given directly, the same
 
 
 def test_an_archive_never_reads_outside_itself(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Zip archives (a Confluence or Notion export): their members as documents, with zip-bomb limits.
 
 Members are read in memory, never extracted, and only under safe names (no absolute paths, no ``..``),
-so an archive cannot reach outside itself. Limits (base.ReadLimits) are checked on the archive's
+so an archive cannot reach outside itself; a member with an unsafe name is listed as refused, by name. Limits (base.ReadLimits) are checked on the archive's
 directory before anything is unpacked, and again while a member is read, because a directory can lie
 about sizes: a member is read at most to its declared size plus one byte.
 """
@@ -11,11 +11,21 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from adapters.knowledge.readers.base import RATIO_MIN_BYTES, ReadFailed, ReadLimits, described, megabytes
 
 _SKIPPED_FOLDERS = frozenset({"__MACOSX"})
+
+
+LEAVES_THE_ARCHIVE = "refused: its name would leave the archive's folder"
+
+
+def leaves_the_archive(name: str) -> bool:
+    """Whether a member's name points outside the archive: absolute, a drive, a backslash, or ``..``."""
+    parts = PurePosixPath(name).parts
+    return name.startswith("/") or "\\" in name or ".." in parts or bool(parts and ":" in parts[0])
 
 
 def safe_name(name: str) -> str | None:
@@ -70,21 +80,47 @@ def _open(path: Path) -> zipfile.ZipFile:
         raise ReadFailed(f"cannot read the archive ({exc.strerror or exc})") from exc
 
 
-def archive_members(path: Path, limits: ReadLimits, wanted: Callable[[str], bool]) -> list[str]:
-    """The names of the archive's members to read as documents (safe, wanted), in sorted order.
+@dataclass(frozen=True, slots=True)
+class ArchiveListing:
+    """An archive's files: those read as documents, the others (their reading says why not), and the
+    names refused because they would leave the archive; folders and hidden files are not listed."""
+
+    wanted: list[str]
+    others: list[str]
+    unsafe: list[str]
+
+
+def _in_order(names: set[str]) -> list[str]:
+    return sorted(names, key=lambda name: PurePosixPath(name).parts)
+
+
+def list_archive(path: Path, limits: ReadLimits, wanted: Callable[[str], bool]) -> ArchiveListing:
+    """The archive's members by what becomes of them, each list in path order.
 
     Raises ReadFailed when the archive as a whole is refused (corrupt, too big, a zip bomb) or holds no
     member worth reading.
     """
+    taken: set[str] = set()
+    others: set[str] = set()
+    unsafe: set[str] = set()
     with _open(path) as archive:
         check_zip(archive, limits)
-        names = sorted(
-            {name for info in archive.infolist() if (name := safe_name(info.filename)) and wanted(name)},
-            key=lambda name: PurePosixPath(name).parts,
-        )
-    if not names:
+        for info in archive.infolist():
+            if info.is_dir():
+                continue
+            if leaves_the_archive(info.filename):
+                unsafe.add(info.filename)
+            elif (name := safe_name(info.filename)) is not None:
+                (taken if wanted(name) else others).add(name)
+    if not taken:
         raise ReadFailed("the archive holds no supported documents")
-    return names
+    return ArchiveListing(wanted=_in_order(taken), others=_in_order(others), unsafe=sorted(unsafe))
+
+
+def archive_members(path: Path, limits: ReadLimits, wanted: Callable[[str], bool]) -> list[str]:
+    """The names of the archive's members to read as documents (safe, wanted), in sorted order; raises
+    ReadFailed as list_archive does."""
+    return list_archive(path, limits, wanted).wanted
 
 
 def read_member(path: Path, member: str, limits: ReadLimits) -> bytes:

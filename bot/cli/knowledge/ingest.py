@@ -60,7 +60,11 @@ def read_limits(settings: Settings) -> ReadLimits:
 def _scan(given: list[Path], limits: ReadLimits) -> tuple[list[Path], list[Path], int]:
     """The files to ingest (zip archives' members in place of the archives), the given folders (prune
     scope), and the files' total size in bytes."""
-    paths = list(iter_document_paths(given, limits=limits))
+
+    def refused(where: str, reason: str) -> None:
+        print(f"warning: skipped {where}: {reason}", file=sys.stderr)
+
+    paths = list(iter_document_paths(given, limits=limits, on_refused=refused))
     size = 0
     for path in paths:
         with contextlib.suppress(OSError):
