@@ -101,8 +101,12 @@ def _segments(markdown: str) -> Iterator[tuple[bool, str]]:
         yield False, "\n".join(buffer)
 
 
+ATTRIBUTE_LIST = re.compile(r"[ \t]*\{:?[ \t]*[#.][^{}]*\}[ \t]*$")  # `## Title {: #id .class }`
+
+
 def _clean_heading(text: str) -> str:
-    return " ".join(text.split())
+    """A heading's words, without a trailing attribute list (Python-Markdown's attr_list, Pandoc's {#id})."""
+    return " ".join(ATTRIBUTE_LIST.sub("", text).split())
 
 
 def _text_blocks(text: str) -> Iterator[_Block]:

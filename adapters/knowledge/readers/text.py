@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from adapters.knowledge.readers.base import Parsed, ReadFailed
+from adapters.knowledge.readers.front_matter import split_front_matter
+from core.knowledge.chunking import ATTRIBUTE_LIST
 from core.models import DocumentPart
 
 _SNIFF_BYTES = 8192
@@ -47,21 +49,39 @@ def decode_text(raw: bytes) -> str:
     raise ReadFailed("undecodable text (neither UTF-8 nor GB18030)")
 
 
+def heading_text(raw: str) -> str:
+    """A heading as read: without inline HTML comments, a trailing attribute list or extra spaces."""
+    return " ".join(ATTRIBUTE_LIST.sub("", _COMMENT.sub("", raw)).split())
+
+
+def _first_block(markdown: str) -> str:
+    """The document's first non-blank line."""
+    return next((line for line in markdown.split("\n") if line.strip()), "")
+
+
 def markdown_title(markdown: str) -> str:
-    """The document's own title: its first level-1 heading outside code fences, else its first heading
-    of any level; without inline HTML comments; "" when it has no heading."""
-    searchable = _FENCE.sub("", markdown)
-    for pattern in (_H1, _HEADING):
-        for match in pattern.finditer(searchable):
-            title = " ".join(_COMMENT.sub("", match.group(1)).split())
-            if title:
-                return title
-    return ""
+    """The document's own title: its metadata's title, else its first level-1 heading outside code
+    fences, else a heading of any level that opens the document; "" when it has none of these."""
+    metadata, body = split_front_matter(markdown)
+    if title := " ".join(metadata.get("title", "").split()):
+        return title
+    searchable = _COMMENT.sub("", _FENCE.sub("", body))
+    for match in _H1.finditer(searchable):
+        if title := heading_text(match.group(1)):
+            return title
+    opening = _HEADING.match(_first_block(searchable))
+    return heading_text(opening.group(1)) if opening else ""
 
 
 def read_markdown(text: str) -> Parsed:
-    """A Markdown file as one part, titled by its first level-1 heading (else its first heading)."""
-    return Parsed((DocumentPart(text),), title=markdown_title(text))
+    """A Markdown file as one part, titled by markdown_title; a MkDocs meta header is delimited as front
+    matter (``---``), which chunking leaves out, as it does YAML front matter."""
+    metadata, body = split_front_matter(text)
+    opened = text.lstrip("\ufeff")
+    if metadata and not opened.startswith("---"):
+        header = opened[: len(opened) - len(body)].strip("\n")
+        opened = f"---\n{header}\n---\n{body}"
+    return Parsed((DocumentPart(opened),), title=markdown_title(text))
 
 
 def read_plain(text: str) -> Parsed:
