@@ -289,7 +289,10 @@ class Pipeline:
         if versions:
             await emit(AnswerDelta(text=f"\n\n{versions}"))
             answer = f"{answer.rstrip()}\n\n{versions}"
-        notice = None if outcome.sufficient else uncertainty_notice(run.lang)
+        notice = None
+        if not outcome.sufficient:
+            multi_step = outcome.trace.mode == "multi"
+            notice = uncertainty_notice(run.lang, missing=outcome.missing, multi_step=multi_step)
         if notice:
             await emit(Notice(text=notice))
             answer = f"{answer.rstrip()}\n\n{notice}"

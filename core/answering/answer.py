@@ -113,9 +113,19 @@ def render_sources(items: Sequence[CitedSource], lang: str) -> str:
     return "\n".join(lines)
 
 
-def uncertainty_notice(lang: str) -> str:
-    """The notice appended when the evidence was not sufficient (docs/design.md#the-uncertainty-notice)."""
-    return text("answer.uncertain", lang)
+MISSING_IN_NOTICE = 160  # characters of the named gap a notice quotes
+
+
+def uncertainty_notice(lang: str, *, missing: str = "", multi_step: bool = True) -> str:
+    """The notice appended when the evidence was not sufficient, worded by what is missing: the gap the
+    assessment named, else (with no gap named) the multi-step or the one-search wording
+    (docs/design.md#the-uncertainty-notice)."""
+    gap = " ".join(missing.split()).rstrip("。.;；,，")
+    if gap:
+        if len(gap) > MISSING_IN_NOTICE:
+            gap = gap[: MISSING_IN_NOTICE - 1].rstrip() + "…"
+        return text("answer.uncertain_missing", lang, missing=gap)
+    return text("answer.uncertain" if multi_step else "answer.uncertain_single", lang)
 
 
 def prompt_tokens(messages: Sequence[Message]) -> int:

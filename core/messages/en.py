@@ -154,6 +154,11 @@ MESSAGES: dict[str, str] = {
         "Note: this question needs several steps of reasoning, but the available sources may not be enough to "
         "answer it completely; treat the conclusions above as for reference only."
     ),
+    "answer.uncertain_single": (
+        "Note: the available sources may not be enough to answer this completely; treat the answer above as "
+        "for reference only."
+    ),
+    "answer.uncertain_missing": "Note: {missing}; treat the answer above as for reference only.",
     "answer.degraded": "The model service is unavailable right now; below is an extractive answer quoted from the sources.",
     "answer.truncated": "[the answer reached the length limit and was cut]",
     "answer.version_note": (

@@ -129,6 +129,8 @@ MESSAGES: dict[str, str] = {
     # what the answer adds: sources, notices, the version note
     "answer.sources": "来源:",
     "answer.uncertain": "注意：该问题需要多步推理，但当前资料可能不足以完整回答，以上结论仅供参考。",
+    "answer.uncertain_single": "注意：当前资料可能不足以完整回答该问题，以上结论仅供参考。",
+    "answer.uncertain_missing": "注意：{missing}，以上结论仅供参考。",
     "answer.degraded": "模型服务暂时不可用,以下是直接摘自资料的摘录式回答。",
     "answer.truncated": "[回答达到长度上限,已截断]",
     "answer.version_note": "版本说明：引用的是《{title}》{label} 版本；资料中另有 {others} 版本。",
