@@ -6,6 +6,7 @@ KbError
  │    └── QuestionTooLong  question over KB_QUESTION_MAX_TOKENS (the measured size is in the message)
  ├── ModelError
  │    ├── ModelUnavailable  timeouts, 5xx, connection errors after retries
+ │    │    └── ModelRejected  400/401/403/404/422: a setting is wrong (key, model name, URL); retrying cannot help
  │    ├── ModelTruncated    finish_reason=length: the truncated text is never used
  │    └── ModelOutputInvalid  empty output, JSON that does not match the contract
  ├── KnowledgeBaseError     the vector store or keyword index failed
@@ -60,6 +61,20 @@ class ModelUnavailable(ModelError):
 
     def __init__(self, detail: str = "") -> None:
         super().__init__(phrase("error.model_unavailable"), detail=detail or None)
+
+
+class ModelRejected(ModelUnavailable):
+    """The endpoint answered but refused the request for good (a wrong key, model name or URL)."""
+
+    code = "model_rejected"
+
+    def __init__(self, detail: str = "", *, status: int | None = None) -> None:
+        KbError.__init__(
+            self,
+            phrase("error.model_rejected", status=f"HTTP {status}" if status else "HTTP 4xx"),
+            detail=detail or None,
+        )
+        self.status = status
 
 
 class ModelTruncated(ModelError):

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import aiohttp
 import openai
 
-from core.errors import ModelError, ModelOutputInvalid, ModelTruncated, ModelUnavailable
+from core.errors import ModelError, ModelOutputInvalid, ModelRejected, ModelTruncated, ModelUnavailable
 
 
 class StreamInterrupted(Exception):
@@ -32,19 +32,20 @@ class RequestRejected(ModelUnavailable):
 # Every public openai exception, mapped explicitly (a test fails when the SDK adds one we have not
 # decided about). Names absent from the installed SDK version are skipped.
 CoreModelError = type[ModelUnavailable] | type[ModelTruncated] | type[ModelOutputInvalid]
+# 400, 401, 403, 404 and 422 say a setting is wrong (ModelRejected: its message never says "try again later").
 _OPENAI_TARGETS: dict[str, CoreModelError] = {
     "OpenAIError": ModelUnavailable,
     "APIError": ModelUnavailable,
     "APIConnectionError": ModelUnavailable,
     "APITimeoutError": ModelUnavailable,
     "APIStatusError": ModelUnavailable,
-    "BadRequestError": ModelUnavailable,
-    "AuthenticationError": ModelUnavailable,
+    "BadRequestError": ModelRejected,
+    "AuthenticationError": ModelRejected,
     "OAuthError": ModelUnavailable,
-    "PermissionDeniedError": ModelUnavailable,
-    "NotFoundError": ModelUnavailable,
+    "PermissionDeniedError": ModelRejected,
+    "NotFoundError": ModelRejected,
     "ConflictError": ModelUnavailable,
-    "UnprocessableEntityError": ModelUnavailable,
+    "UnprocessableEntityError": ModelRejected,
     "RateLimitError": ModelUnavailable,
     "InternalServerError": ModelUnavailable,
     "APIResponseValidationError": ModelOutputInvalid,
@@ -75,6 +76,9 @@ def to_core_error(exc: BaseException, *, label: str) -> ModelError:
     detail = f"{label}: {describe(exc)}"
     for cls in type(exc).__mro__:
         target = ERROR_MAP.get(cls)
+        if target is ModelRejected:
+            status = getattr(exc, "status_code", None)
+            return ModelRejected(detail, status=status if isinstance(status, int) else None)
         if target is not None:
             return target(detail)
     if isinstance(exc, aiohttp.ClientResponseError) and 400 <= exc.status < 500:

@@ -25,7 +25,7 @@ from core.text import detect_language
 
 log = logging.getLogger("kb")
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-_BAD_INPUT_CODES = frozenset({"no_knowledge_base", "duplicate"})
+_BAD_INPUT_CODES = frozenset({"no_knowledge_base", "duplicate", "model_rejected"})  # a setting to fix
 
 
 @dataclass

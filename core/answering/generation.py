@@ -6,7 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from core.answering.run_ledger import RunLedger
-from core.errors import ModelError, ModelOutputInvalid
+from core.errors import ModelError, ModelOutputInvalid, ModelRejected
 from core.events import AnswerDelta, Notice, Progress
 from core.messages import text
 from core.models import AnswerRequest, Completion, Usage
@@ -35,7 +35,11 @@ class AnswerWriter:
                 raise
             log.warning("answer model failed (%s); answering with %s", exc, self._fallback.name)
             ledger.answer_error = f"{exc.code}: {exc}"
-            degraded = text("answer.degraded", ledger.lang)
+            degraded = (
+                text("answer.degraded_rejected", ledger.lang, status=f"HTTP {exc.status or '4xx'}")
+                if isinstance(exc, ModelRejected)
+                else text("answer.degraded", ledger.lang)
+            )
             await emit(Notice(text=degraded, kind="degraded"))
             body = await self._stream(self._fallback, request, ledger, emit)
             return f"{degraded}\n\n{body}", f"{self._fallback.name} (fallback)"

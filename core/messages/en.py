@@ -7,6 +7,9 @@ MESSAGES: dict[str, str] = {
     "error.question_too_long": (
         "The question is too long: about {tokens} tokens, the limit is {limit}. Please shorten it."
     ),
+    "error.model_rejected": (
+        "The model service refused the request ({status}): check OPENAI_BASE_URL, the model name and the API key."
+    ),
     "error.model_unavailable": "The model service is unavailable right now; please try again later.",
     "error.model_truncated": "The model's output was cut off, so it was not used.",
     "error.model_output_invalid": "The model returned an invalid result.",
@@ -159,6 +162,10 @@ MESSAGES: dict[str, str] = {
         "for reference only."
     ),
     "answer.uncertain_missing": "Note: {missing}; treat the answer above as for reference only.",
+    "answer.degraded_rejected": (
+        "The model service refused the request ({status}; check the model settings); below is an extractive "
+        "answer quoted from the sources."
+    ),
     "answer.degraded": "The model service is unavailable right now; below is an extractive answer quoted from the sources.",
     "answer.truncated": "[the answer reached the length limit and was cut]",
     "answer.version_note": (

@@ -5,6 +5,7 @@ from __future__ import annotations
 MESSAGES: dict[str, str] = {
     # errors (core.errors and the adapters that raise them)
     "error.question_too_long": "问题太长:约 {tokens} 个 token,上限为 {limit}。请缩短后再问。",
+    "error.model_rejected": "模型服务拒绝了请求({status}):请检查 OPENAI_BASE_URL、模型名称和 API 密钥。",
     "error.model_unavailable": "模型服务暂时不可用,请稍后再试。",
     "error.model_truncated": "模型输出被截断,结果未被使用。",
     "error.model_output_invalid": "模型返回的内容无效。",
@@ -131,6 +132,7 @@ MESSAGES: dict[str, str] = {
     "answer.uncertain": "注意：该问题需要多步推理，但当前资料可能不足以完整回答，以上结论仅供参考。",
     "answer.uncertain_single": "注意：当前资料可能不足以完整回答该问题，以上结论仅供参考。",
     "answer.uncertain_missing": "注意：{missing}，以上结论仅供参考。",
+    "answer.degraded_rejected": "模型服务拒绝了请求({status},请检查模型设置),以下是直接摘自资料的摘录式回答。",
     "answer.degraded": "模型服务暂时不可用,以下是直接摘自资料的摘录式回答。",
     "answer.truncated": "[回答达到长度上限,已截断]",
     "answer.version_note": "版本说明：引用的是《{title}》{label} 版本；资料中另有 {others} 版本。",

@@ -12,7 +12,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from adapters.models.error_mapping import ERROR_MAP, RequestRejected, StreamInterrupted, map_model_errors
-from core.errors import ModelError, ModelOutputInvalid, ModelTruncated, ModelUnavailable
+from core.errors import ModelError, ModelOutputInvalid, ModelRejected, ModelTruncated, ModelUnavailable
 
 REQUEST = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 AIOHTTP_REQUEST = aiohttp.RequestInfo(
@@ -22,7 +22,13 @@ AIOHTTP_REQUEST = aiohttp.RequestInfo(
 
 def status_error(status: int) -> openai.APIStatusError:
     response = httpx2.Response(status, request=REQUEST)
-    classes = {400: openai.BadRequestError, 429: openai.RateLimitError, 500: openai.InternalServerError}
+    classes = {
+        400: openai.BadRequestError,
+        401: openai.AuthenticationError,
+        404: openai.NotFoundError,
+        429: openai.RateLimitError,
+        500: openai.InternalServerError,
+    }
     return classes.get(status, openai.APIStatusError)(f"Error code: {status}", response=response, body=None)
 
 
@@ -46,7 +52,9 @@ def test_every_public_openai_exception_is_mapped_explicitly() -> None:
         (openai.APIConnectionError(request=REQUEST), ModelUnavailable),
         (status_error(429), ModelUnavailable),
         (status_error(500), ModelUnavailable),
-        (status_error(400), ModelUnavailable),
+        (status_error(400), ModelRejected),
+        (status_error(401), ModelRejected),
+        (status_error(404), ModelRejected),
         (openai.APIResponseValidationError(httpx2.Response(200, request=REQUEST), None), ModelOutputInvalid),
         (StreamInterrupted("no data for 60 s"), ModelUnavailable),
         (http_error(503), ModelUnavailable),
@@ -88,3 +96,13 @@ def test_core_errors_and_bugs_pass_through_unchanged() -> None:
 def test_length_finish_reason_error_maps_to_truncated() -> None:
     """The SDK's LengthFinishReasonError maps to ModelTruncated."""
     assert ERROR_MAP[openai.LengthFinishReasonError] is ModelTruncated
+
+
+def test_a_refused_request_names_its_status_and_never_says_try_again_later() -> None:
+    """401/404 are settings to fix: the message names the status and the settings, in both languages."""
+    with pytest.raises(ModelRejected) as caught, map_model_errors("embeddings (e)"):
+        raise status_error(401)
+    assert caught.value.status == 401
+    english, chinese = caught.value.message("en"), caught.value.message("zh")
+    assert "HTTP 401" in english and "OPENAI_BASE_URL" in english and "try again" not in english
+    assert "HTTP 401" in chinese and "稍后再试" not in chinese

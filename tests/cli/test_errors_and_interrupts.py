@@ -16,7 +16,7 @@ import pytest
 from bot.cli import build_parser, package_version
 from bot.sample_kb import SAMPLE_KB_DIR
 from tests.cli.cli_support import ROOT, PtySession, clean_env, kb, kb_popen, prepare_home, wait_for_line
-from tests.model_server import ModelServer
+from tests.model_server import ModelServer, Reply
 from tests.role_responder import RoleResponder
 
 EXTRACTIVE_LINE = "answering with the offline extractive engine"
@@ -240,3 +240,25 @@ def test_a_sqlite_url_whose_folder_does_not_exist_creates_nothing(tmp_path: Path
     assert result.stderr.count("\n") == 1
     assert f"its folder {work / 'tmp' / 'kb'} does not exist" in result.stderr
     assert list(work.iterdir()) == []
+
+
+def test_a_refused_model_request_is_a_setting_to_fix_not_try_again_later(tmp_path: Path) -> None:
+    """An embeddings endpoint answering 401 (a wrong key): `kb ingest` exits 2 with one line naming the
+    status and the settings, never "try again later"."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nSome text.\n", encoding="utf-8")
+    server = ModelServer(responder=RoleResponder())
+    server.enqueue(
+        *[Reply(status=401, error="invalid api key", error_type="invalid_request_error") for _ in range(3)],
+        endpoint="embeddings",
+    )
+    with server.running_in_thread() as base_url:
+        env = clean_env(
+            tmp_path / "home", OPENAI_BASE_URL=base_url, OPENAI_API_KEY="k", KB_EMBEDDING_MODEL="emb"
+        )
+        result = kb(env, "ingest", str(folder), "--dataset", "t")
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: The model service refused the request (HTTP 401)"), result.stderr
+    assert "try again" not in result.stderr and "Traceback" not in result.stderr

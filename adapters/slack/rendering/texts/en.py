@@ -56,6 +56,7 @@ MESSAGES: dict[str, str] = {
     # a pipeline failure by its code: the pipeline's message arrives in English and is shown as it is
     "failure.invalid_input": "{message}",
     "failure.model_unavailable": "{message}",
+    "failure.model_rejected": "{message}",
     "failure.model_truncated": "{message}",
     "failure.model_output_invalid": "{message}",
     "failure.model_error": "{message}",

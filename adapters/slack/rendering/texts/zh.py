@@ -56,6 +56,7 @@ MESSAGES: dict[str, str] = {
     # a pipeline failure by its code (the pipeline's message arrives in English; Chinese names it)
     "failure.invalid_input": "问题无效,请换一种说法再问。",
     "failure.model_unavailable": "模型服务暂时不可用,请稍后再试。",
+    "failure.model_rejected": "模型服务拒绝了请求,请检查模型设置(地址、模型名称、API 密钥)。",
     "failure.model_truncated": "模型输出被截断,结果未被使用。",
     "failure.model_output_invalid": "模型返回的内容无效。",
     "failure.model_error": "模型调用失败,请稍后再试。",
