@@ -41,6 +41,7 @@ __all__ = [
     "ReadDocument",
     "ReadLimits",
     "UnreadableDocument",
+    "content_hash",
     "html_to_markdown",
     "iter_document_paths",
     "markdown_title",
@@ -181,6 +182,21 @@ def read_document(path: Path, *, limits: ReadLimits = DEFAULT_LIMITS) -> ReadDoc
         content_hash=hashlib.sha256(data).hexdigest(),
         warnings=parsed.warnings,
     )
+
+
+def content_hash(path: Path, *, limits: ReadLimits = DEFAULT_LIMITS) -> str:
+    """The sha256 read_document records for path, from its bytes alone (no parsing), so an unchanged file
+    is recognised before it is parsed; "" when the bytes cannot be read (read_document then says why)."""
+    try:
+        inside = None if path.exists() else _archive_of(path)
+        if inside is not None:
+            return hashlib.sha256(read_member(*inside, limits)).hexdigest()
+        if path.stat().st_size > limits.max_file_bytes:
+            return ""
+        with path.open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except (ReadFailed, OSError):
+        return ""
 
 
 def is_wanted(name: str) -> bool:

@@ -273,10 +273,13 @@ async def ingest(
     on_progress: Callable[[IngestProgress], object] | None = None,
     clock: Callable[[], float] = time.perf_counter,
     worker_min_bytes: int = WORKER_MIN_BYTES,
+    content_hash: Callable[[Path], str] | None = None,
 ) -> IngestSummary:
     """Bring dataset in line with the files at paths (found under roots); see the module docstring.
 
     read(path) raises one of `unreadable` for a file that cannot be read: it is skipped with its reason.
+    content_hash(path), when given, is the hash read() records, taken from the bytes alone: an unchanged
+    file is then recognised without being parsed (a PDF's parse is seconds, its hash milliseconds).
     With prune, documents under roots whose file is gone are deleted with their chunks; without it they
     are only counted (summary.missing). on_event gets one IngestEvent per file (may be async);
     on_progress an IngestProgress after each file and, inside a batch, after each write. Files without
@@ -288,13 +291,14 @@ async def ingest(
     existing = {doc.document_id: doc for doc in await index.list_documents(dataset)}
     jobs = await asyncio.to_thread(_jobs, paths, dataset, existing)
     changing_bytes = sum(job.size for job in jobs if likely_changed(job.current, max_tokens))
-    worker = _worker_of(index, (read, unreadable), changing_bytes, worker_min_bytes)
+    worker = _worker_of(index, (read, unreadable, content_hash), changing_bytes, worker_min_bytes)
     prepare = functools.partial(
         prepare_files,
         read=read,
         max_tokens=max_tokens,
         unreadable=unreadable,
         chunk_keywords=worker.chunk_keywords if worker is not None else None,
+        content_hash=content_hash,
     )
 
     async def prepare_group(group: list[FileJob]) -> list[PreparedFile]:

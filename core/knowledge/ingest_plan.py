@@ -235,15 +235,22 @@ def prepare_files(
     max_tokens: int,
     unreadable: tuple[type[BaseException], ...],
     chunk_keywords: ChunkKeywords | None = None,
+    content_hash: Callable[[Path], str] | None = None,
 ) -> list[PreparedFile]:
     """Read, classify and chunk files (blocking; runs in a worker thread or process).
 
-    Files without text (blank_reason, or no chunk but headings) are skipped as blank; a stored
-    document with no chunks is checked again, since only a blank file could have produced it.
+    With content_hash (the hash read() would record, from the file's bytes without parsing them), a file
+    whose stored document has the same fingerprint is unchanged before it is parsed. Files without text
+    (blank_reason, or no chunk but headings) are skipped as blank; a stored document with no chunks is
+    checked again, since only a blank file could have produced it.
     """
     prepared: list[PreparedFile] = []
     for job in jobs:
         try:
+            known = unchanged_before_parsing(job, content_hash, max_tokens)
+            if known is not None:
+                prepared.append(known)
+                continue
             document = read(job.path)
         except unreadable as exc:
             reason = str(getattr(exc, "reason", exc))
@@ -272,6 +279,20 @@ def prepare_files(
             PreparedFile(job.path, job.source, summary, notes, outcome, chunks, keywords, size=job.size)
         )
     return prepared
+
+
+def unchanged_before_parsing(
+    job: FileJob, content_hash: Callable[[Path], str] | None, max_tokens: int
+) -> PreparedFile | None:
+    """The unchanged outcome of a file whose bytes hash to its stored fingerprint (None: read it)."""
+    current = job.current
+    if content_hash is None or current is None or not current.chunk_count:
+        return None
+    raw = content_hash(job.path)
+    if fingerprint(raw, max_tokens) != current.content_hash:
+        return None
+    summary = ReadSummary(current.name, "", raw)
+    return PreparedFile(job.path, job.source, summary, "", "unchanged", size=job.size)
 
 
 def _blank(job: FileJob, reason: str) -> PreparedFile:

@@ -262,3 +262,26 @@ def test_a_refused_model_request_is_a_setting_to_fix_not_try_again_later(tmp_pat
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("error: The model service refused the request (HTTP 401)"), result.stderr
     assert "try again" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_ingest_whose_output_pipe_closes_still_finishes(tmp_path: Path) -> None:
+    """`kb ingest … | head -c 20`: the reader goes away at once, yet the ingest finishes, exits 0 and
+    every file is searchable afterwards."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for n in range(40):
+        (folder / f"note{n}.md").write_text(f"# Note {n}\n\nParking space {n} is in lot B.\n", encoding="utf-8")
+    env = clean_env(tmp_path / "home")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot", "ingest", str(folder), "--dataset", "t"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert process.stdout is not None
+    process.stdout.read(20)
+    process.stdout.close()
+    assert process.wait(timeout=120) == 0
+    listing = kb(env, "docs", "list", "--dataset", "t")
+    assert listing.returncode == 0 and "40 documents" in listing.stdout

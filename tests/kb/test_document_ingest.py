@@ -6,6 +6,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import chromadb
 import pytest
@@ -237,3 +238,40 @@ def test_kb_max_file_mb_refuses_a_bigger_file_with_its_size(
         in err
     )
     assert "documents: 1 new, 0 changed, 0 unchanged, 0 removed, 1 skipped" in out
+
+
+async def test_unchanged_files_are_recognised_by_their_bytes_before_they_are_parsed(tmp_path: Path) -> None:
+    """A re-ingest with content_hash parses only the file that changed (and, in an archive, only the
+    changed member); the unchanged PDF and Word files are not read by their parsers at all."""
+    from adapters.knowledge.document_readers import content_hash
+
+    folder = tmp_path / "docs"
+    for name, data in one_of_each().items():
+        write(folder / name, data)
+    index = make_kb(tmp_path / "home", CountingEmbedder("bag", 64))
+    parsed: list[str] = []
+
+    def counting_read(path: Path) -> Any:
+        parsed.append(path.name)
+        return read_document(path)
+
+    async def run() -> Any:
+        paths = list(iter_document_paths([folder]))
+        return await ingest(
+            index,
+            "ds",
+            paths,
+            read=counting_read,
+            content_hash=content_hash,
+            embedding_model="bag",
+            unreadable=(UnreadableDocument,),
+        )
+
+    first = await run()
+    assert len(parsed) == first.added > 3
+    parsed.clear()
+    (folder / "guide.md").write_text("# Guide\n\nRun make release now.\n", encoding="utf-8")
+    second = await run()
+    assert parsed == ["guide.md"]
+    assert (second.changed, second.unchanged) == (1, first.added - 1)  # the PDF and the Office files too
+    await index.close()

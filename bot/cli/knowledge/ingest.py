@@ -15,6 +15,7 @@ from typing import Any
 from adapters.knowledge.document_readers import (
     ReadLimits,
     UnreadableDocument,
+    content_hash,
     iter_document_paths,
     read_document,
 )
@@ -159,6 +160,7 @@ async def _ingest_files(
                 dataset,
                 paths,
                 read=functools.partial(read_document, limits=limits),
+                content_hash=functools.partial(content_hash, limits=limits),
                 embedding_model=model,
                 roots=roots,
                 max_tokens=max_tokens,
