@@ -12,6 +12,7 @@ UnreadableDocument with a reason, raised before anything is written, so a failin
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -130,14 +131,31 @@ def parse(data: bytes, *, name: str, limits: ReadLimits = DEFAULT_LIMITS, kind: 
     """The document in data (called name), read by its content (kind, when already sniffed), then, for
     text, by its suffix; raises ReadFailed."""
     suffix = PurePosixPath(name).suffix.lower()
+    if not data:  # a 0-byte file of any type is empty, not a damaged PDF or workbook
+        return Parsed((DocumentPart(""),))
     kind = kind or sniff(data)
+    if kind in FORMAT_NAMES:
+        parsed = _parse_binary(data, kind, limits)
+        if not any(part.markdown.strip() for part in parsed.parts) and not parsed.warnings:
+            note = f"no text in this {FORMAT_NAMES[kind]} (it may hold only pictures or empty pages)"
+            parsed = dataclasses.replace(parsed, warnings=(note,))
+        return parsed
+    if kind == "zip":
+        raise ReadFailed("a ZIP archive inside an archive is not read")
+    return _parse_text(data, name, suffix)
+
+
+def _parse_binary(data: bytes, kind: Kind, limits: ReadLimits) -> Parsed:
+    """A PDF or an Office file, by the library that reads its kind."""
     if kind == "pdf":
         return read_pdf(data)
     if kind in ("docx", "pptx", "xlsx"):
         check_zip_bytes(data, limits, what=FORMAT_NAMES[kind])
-        return {"docx": read_docx, "pptx": read_pptx, "xlsx": read_xlsx}[kind](data)
-    if kind == "zip":
-        raise ReadFailed("a ZIP archive inside an archive is not read")
+    return {"docx": read_docx, "pptx": read_pptx, "xlsx": read_xlsx}[kind](data)
+
+
+def _parse_text(data: bytes, name: str, suffix: str) -> Parsed:
+    """A text file by its suffix (a binary format's suffix on text is refused as not that format)."""
     for other, suffixes in FORMAT_SUFFIXES.items():
         if suffix in suffixes:
             raise ReadFailed(f"not a {FORMAT_NAMES[other]} (its content does not start like one)")

@@ -257,6 +257,9 @@ def prepare_files(
             prepared.append(PreparedFile(job.path, job.source, None, reason, "skipped", size=job.size))
             continue
         blank = blank_reason(document.markdown)
+        notes = tuple(getattr(document, "warnings", ()))
+        if blank == EMPTY_FILE and notes:  # not empty on disk: the reader says why it found no text
+            blank = notes[0]
         if blank:
             prepared.append(_blank(job, blank))
             continue
@@ -274,9 +277,9 @@ def prepare_files(
         keywords = None
         if chunk_keywords is not None:
             keywords = tuple(chunk_keywords(document.title or document.name, chunks))
-        notes = "; ".join(getattr(document, "warnings", ()))  # what the reader left out (scanned pages)
+        said = "; ".join(notes)  # what the reader left out (scanned pages)
         prepared.append(
-            PreparedFile(job.path, job.source, summary, notes, outcome, chunks, keywords, size=job.size)
+            PreparedFile(job.path, job.source, summary, said, outcome, chunks, keywords, size=job.size)
         )
     return prepared
 

@@ -3,7 +3,9 @@
 Each sheet is a section (its name the heading) and each row a part located by sheet and row number,
 rendered with its header (rows.render_row), so chunking packs consecutive rows into chunks that cite
 their row range. The header is the sheet's first row with two or more cells, all filled; a title line
-above it is kept as a paragraph. Formulas are read as their last computed values.
+above it is kept as a paragraph; a sheet that is only a header row keeps that row. Formulas are read as
+their last computed values; a formula the file holds no value for (saved by a program that does not
+calculate) is read as its formula text, with a warning.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ def _rows_as_parts(
     first row with more is the header when it is full (rows.is_header), else the table has none.
     """
     header: list[str] | None = None
+    header_number = 0
     started = False
+    rendered = False
     for number, cells in rows:
         trimmed = list(cells)
         while trimmed and not trimmed[-1]:
@@ -46,9 +50,14 @@ def _rows_as_parts(
                 continue
             started = True
             if is_header(trimmed):
-                header = trimmed
+                header, header_number = trimmed, number
                 continue
+        rendered = True
         yield DocumentPart(render_row(trimmed, header), Location(sheet=sheet, first_row=number), heading_path)
+    if header is not None and not rendered:  # only a header row: its cells are the sheet's content
+        yield DocumentPart(
+            render_row(header, None), Location(sheet=sheet, first_row=header_number), heading_path
+        )
 
 
 def read_xlsx(data: bytes) -> Parsed:
@@ -63,26 +72,47 @@ def read_xlsx(data: bytes) -> Parsed:
         warnings.simplefilter("ignore", UserWarning)
         try:
             workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+            formulas = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
         except Exception as exc:  # openpyxl raises KeyError, ValueError, ... on a damaged workbook
             raise ReadFailed(f"corrupt Excel workbook ({described(exc)})") from exc
+        uncomputed = [0]
         try:
             parts: list[DocumentPart] = []
-            for sheet in workbook.worksheets:
-                parts.extend(_sheet_parts(sheet))
+            for sheet, with_formulas in zip(workbook.worksheets, formulas.worksheets, strict=True):
+                parts.extend(_sheet_parts(sheet, with_formulas, uncomputed))
             title = own_title(workbook.properties.title)
         except Exception as exc:
             raise ReadFailed(f"corrupt Excel workbook ({described(exc)})") from exc
         finally:
             workbook.close()
-    return Parsed(tuple(parts), title=title)
+            formulas.close()
+    notes: tuple[str, ...] = ()
+    if uncomputed[0]:
+        notes = (f"{uncomputed[0]} formula cell(s) have no saved value; read as their formulas",)
+    return Parsed(tuple(parts), title=title, warnings=notes)
 
 
-def _sheet_parts(sheet: Any) -> list[DocumentPart]:
-    sheet.reset_dimensions()  # some writers store a wrong used range; read every row there is
+def _values(sheet: Any, with_formulas: Any, uncomputed: list[int]) -> Iterator[list[Any]]:
+    """The sheet's rows of values; a formula without a saved value gives its formula text (counted)."""
+    computed = sheet.iter_rows(min_row=1, values_only=True)
+    written = with_formulas.iter_rows(min_row=1, values_only=True)
+    for values, sources in zip(computed, written, strict=False):
+        row = list(values)
+        for at, value in enumerate(row):
+            source = sources[at] if at < len(sources) else None
+            if value is None and isinstance(source, str) and source.startswith("="):
+                row[at] = source
+                uncomputed[0] += 1
+        yield row
+
+
+def _sheet_parts(sheet: Any, with_formulas: Any, uncomputed: list[int]) -> list[DocumentPart]:
+    for each in (sheet, with_formulas):
+        each.reset_dimensions()  # some writers store a wrong used range; read every row there is
     name = " ".join(str(sheet.title).split())
     rows = (
         (number, [cell_text(value) for value in values])
-        for number, values in enumerate(sheet.iter_rows(min_row=1, values_only=True), start=1)
+        for number, values in enumerate(_values(sheet, with_formulas, uncomputed), start=1)
     )
     return list(_rows_as_parts(rows, sheet=name, heading_path=(name,)))
 

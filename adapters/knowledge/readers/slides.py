@@ -1,8 +1,9 @@
 """PowerPoint decks (.pptx) with python-pptx: one section per slide, speaker notes included.
 
 A slide's title is its heading (a slide without one has none); the text of its other shapes follows in
-the deck's order (grouped shapes included, bullets indented by level), then its tables row by row
-(rows.render_row), then its speaker notes. Every part is located by its slide number.
+the deck's order (grouped shapes included, bullets indented by level), its charts (title, axis titles,
+categories and series with their values), then its tables row by row (rows.render_row), then its
+speaker notes. Every part is located by its slide number.
 """
 
 from __future__ import annotations
@@ -44,6 +45,41 @@ def _table(table: Any) -> list[str]:
     return [render_row(row, header) for row in (rows[1:] if header is not None else rows)]
 
 
+def _chart(chart: Any) -> str:
+    """A chart as text: its title, axis titles, then each series with its values by category."""
+    lines: list[str] = []
+    if chart.has_title and chart.chart_title.has_text_frame:
+        title = " ".join(chart.chart_title.text_frame.text.split())
+        if title:
+            lines.append(text_line(title))
+    for axis_name in ("category_axis", "value_axis"):
+        try:
+            axis = getattr(chart, axis_name)
+        except (ValueError, KeyError, AttributeError):  # a pie chart has no axes
+            continue
+        if axis.has_title and axis.axis_title.has_text_frame:
+            label = " ".join(axis.axis_title.text_frame.text.split())
+            if label:
+                lines.append(text_line(label))
+    try:
+        categories = [" ".join(str(c).split()) for c in chart.plots[0].categories] if chart.plots else []
+    except (ValueError, KeyError, AttributeError, IndexError):
+        categories = []
+    for plot in chart.plots:
+        for series in plot.series:
+            name = " ".join(str(series.name or "").split())
+            values = list(series.values)
+            pairs = [
+                f"{category}: {value:g}" if isinstance(value, int | float) else category
+                for category, value in zip(categories, values, strict=False)
+                if value is not None
+            ]
+            text = f"{name}: {', '.join(pairs)}" if name and pairs else name or ", ".join(pairs)
+            if text:
+                lines.append(text_line(text))
+    return "\n".join(lines)
+
+
 def _slide_part(slide: Any, number: int) -> tuple[DocumentPart, str]:
     """The slide as a part, and its title."""
     title_shape = slide.shapes.title
@@ -54,6 +90,10 @@ def _slide_part(slide: Any, number: int) -> tuple[DocumentPart, str]:
             continue
         if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
             text = _text_frame(shape.text_frame)
+            if text:
+                blocks.append(text)
+        if getattr(shape, "has_chart", False) and shape.has_chart:
+            text = _chart(shape.chart)
             if text:
                 blocks.append(text)
         if getattr(shape, "has_table", False) and shape.has_table:
