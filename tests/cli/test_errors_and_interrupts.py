@@ -270,7 +270,9 @@ def test_an_ingest_whose_output_pipe_closes_still_finishes(tmp_path: Path) -> No
     folder = tmp_path / "docs"
     folder.mkdir()
     for n in range(40):
-        (folder / f"note{n}.md").write_text(f"# Note {n}\n\nParking space {n} is in lot B.\n", encoding="utf-8")
+        (folder / f"note{n}.md").write_text(
+            f"# Note {n}\n\nParking space {n} is in lot B.\n", encoding="utf-8"
+        )
     env = clean_env(tmp_path / "home")
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "ingest", str(folder), "--dataset", "t"],
