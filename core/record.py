@@ -63,11 +63,16 @@ class CitedSource:
     source: str = ""
     paragraph_id: str = ""
     location: Location = NOWHERE
+    part: str = ""  # what tells it from another cited paragraph of the same document and heading (第21条)
 
     @classmethod
-    def of(cls, n: int, hit: Hit) -> CitedSource:
+    def of(cls, n: int, hit: Hit, *, part: str = "") -> CitedSource:
         """The citation of evidence paragraph n."""
-        return cls(n, hit.document_name, hit.heading, hit.source, hit.id, hit.location)
+        return cls(n, hit.document_name, hit.heading, hit.source, hit.id, hit.location, part)
+
+    def where(self) -> str:
+        """The place inside the document shown beside its name: the location, then the part ("" for none)."""
+        return " ".join(label for label in (self.location.label(), self.part) if label)
 
     def is_web(self) -> bool:
         """Whether the source is a web address (shown as a link)."""
@@ -82,6 +87,7 @@ class CitedSource:
             "source": self.source,
             **self.location.to_dict(),
             "paragraph_id": self.paragraph_id,
+            **({"part": self.part} if self.part else {}),
         }
 
     @classmethod
@@ -94,6 +100,7 @@ class CitedSource:
             source=_str(data.get("source")),
             paragraph_id=_str(data.get("paragraph_id")),
             location=Location.from_dict(data),
+            part=_str(data.get("part")),
         )
 
 

@@ -80,7 +80,38 @@ def citations(answer: str, evidence: Sequence[Hit]) -> tuple[CitedSource, ...]:
         for index, hit in enumerate(evidence, start=1):
             first_per_document.setdefault(hit.document_id, index)
         numbers = sorted(first_per_document.values())
-    return tuple(CitedSource.of(n, evidence[n - 1]) for n in sorted(numbers))
+    chosen = [evidence[n - 1] for n in sorted(numbers)]
+    parts = distinguishing_parts(chosen)
+    return tuple(
+        CitedSource.of(n, hit, part=part) for n, hit, part in zip(sorted(numbers), chosen, parts, strict=True)
+    )
+
+
+_PART_LABEL = re.compile(
+    r"(第[0-9零〇一二两三四五六七八九十百千]+[条章节款])|\b((?:Article|Section|Rule|§)\s*[0-9][0-9.]*)",
+    re.IGNORECASE,
+)
+
+
+def part_label(content: str) -> str:
+    """The numbered part a paragraph opens or names first: 第二十一条, Article 5, Section 3.2 ("" when none)."""
+    match = _PART_LABEL.search(content[:200])
+    return (match.group(1) or match.group(2) or "") if match else ""
+
+
+def distinguishing_parts(hits: Sequence[Hit]) -> list[str]:
+    """For each cited paragraph, what tells it from another of the same document, heading and location:
+    its numbered part (part_label), else its place in the document ("¶ 3"); "" when nothing is shared."""
+    shared: dict[tuple[str, str, str], int] = {}
+    for hit in hits:
+        key = (hit.document_id, hit.heading, hit.location.label())
+        shared[key] = shared.get(key, 0) + 1
+    return [
+        (part_label(hit.content) or f"¶ {hit.position + 1}")
+        if shared[(hit.document_id, hit.heading, hit.location.label())] > 1
+        else ""
+        for hit in hits
+    ]
 
 
 def contiguous_citations(answer: str, items: Sequence[CitedSource]) -> tuple[str, list[CitedSource]]:
@@ -105,7 +136,7 @@ def render_sources(items: Sequence[CitedSource], lang: str) -> str:
         return ""
     lines = [text("answer.sources", lang)]
     for item in items:
-        label = item.location.label()
+        label = item.where()
         where = f" {label}" if label else ""
         heading = f" — {item.heading}" if item.heading else ""
         link = f" ({item.source})" if item.is_web() else ""

@@ -65,7 +65,7 @@ def source_lines(citations: Sequence[CitedSource]) -> list[str]:
         seen.add(number)
         document = citation.document or "?"
         name = link(citation.source, document) if citation.is_web() else escape(document)
-        label = citation.location.label()
+        label = citation.where()
         where = f" {escape(label)}" if label else ""
         heading = citation.heading
         lines.append(f"[{number}] {name}{where}" + (f" › {escape(heading)}" if heading else ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import unicodedata
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ from typing import Any
 
 from adapters.knowledge.factory import open_knowledge_base
 from bot.cli.conversation.selection import check_datasets
+from bot.cli.knowledge.snippet import best_sentence
 from bot.cli.outcome import current_state
 from bot.cli.texts import phrase
 from bot.settings import Settings
@@ -104,9 +106,9 @@ def fit_middle(text: str, width: int) -> str:
     return "".join(head) + "…" + end + " " * room
 
 
-def format_table(hits: Sequence[Hit], *, show_dataset: bool = False) -> str:
+def format_table(hits: Sequence[Hit], *, show_dataset: bool = False, query: str = "") -> str:
     """Rank, score, document (dataset/document when several datasets), where (page, slide, rows; only
-    when a hit has one), heading and snippet per line.
+    when a hit has one), heading and snippet (from the sentence best matching query) per line.
 
     The document column is as wide as the longest name (within DOCUMENT_WIDTH); a name still too long
     keeps its end, so a version date such as (2012-12-28) stays visible.
@@ -122,7 +124,8 @@ def format_table(hits: Sequence[Hit], *, show_dataset: bool = False) -> str:
         heading = hit.heading.split(" > ", 1)[-1] if " > " in hit.heading else hit.heading
         line = f"{rank:>3}  {hit.score:<6.3f} {fit_middle(document, width)} "
         line += f"{fit(hit.location.label(), 14)} " if where else ""
-        lines.append(line + f"{fit(heading, 30)} {fit(hit.content, 60).rstrip()}")
+        snippet = " ".join(best_sentence(hit.content, query).split())
+        lines.append(line + f"{fit(heading, 30)} {fit(snippet, 60).rstrip()}")
     return "\n".join(lines)
 
 
@@ -171,7 +174,10 @@ async def run_search(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(hits_json(request, hits))
     elif hits:
-        print(format_table(hits, show_dataset=len(request.datasets) > 1))
+        table = await asyncio.to_thread(
+            format_table, hits, show_dataset=len(request.datasets) > 1, query=request.query
+        )  # jieba picks the snippets
+        print(table)
     else:
         print(f"no hits (mode {request.mode}, threshold {request.threshold:.2f})")
     return 0

@@ -1,0 +1,43 @@
+"""Citations of one document and heading say what tells them apart: the article or section, else the place."""
+
+from __future__ import annotations
+
+from core.answering.answer import citations, part_label, render_sources
+from core.models import Hit
+from core.record import CitedSource
+
+
+def hit(n: int, content: str, *, heading: str = "第二章 劳动合同的订立", position: int = 0) -> Hit:
+    return Hit(f"c{n}", content, 0.9, "laws", "d1", "劳动合同法", heading, "/laws/ldht.md", position)
+
+
+def test_paragraphs_sharing_document_and_heading_show_their_article_or_place() -> None:
+    """Three cited paragraphs of one heading get 第十九条 / 第二十一条 / ¶ 8; one under another heading none."""
+    evidence = [
+        hit(1, "第十九条 劳动合同期限三个月以上不满一年的,试用期不得超过一个月。"),
+        hit(2, "第二十一条 在试用期中,除劳动者有本法第三十九条规定的情形外,用人单位不得解除劳动合同。"),
+        hit(3, "劳动合同仅约定试用期的,试用期不成立。", position=7),
+        hit(
+            4, "第三十六条 用人单位与劳动者协商一致,可以解除劳动合同。", heading="第四章 劳动合同的解除和终止"
+        ),
+    ]
+    cited = citations("一个月 [1];不得解除 [2];不成立 [3];协商 [4]", evidence)
+    assert [item.part for item in cited] == ["第十九条", "第二十一条", "¶ 8", ""]
+    sources = render_sources(cited, "zh").splitlines()
+    assert sources[1] == "[1] 劳动合同法 第十九条 — 第二章 劳动合同的订立"
+    assert sources[4] == "[4] 劳动合同法 — 第四章 劳动合同的解除和终止"
+
+
+def test_the_part_is_stored_and_read_back_and_absent_when_empty() -> None:
+    """A stored citation keeps its part; one without a part stores no key for it."""
+    item = CitedSource(2, "劳动合同法", "第二章", "/l.md", "c2", part="第二十一条")
+    assert CitedSource.from_json(item.to_json()) == item
+    assert "part" not in CitedSource(1, "a").to_json()
+
+
+def test_part_labels_in_english_and_chinese() -> None:
+    """Article / Section / § numbers and 第N条/章/节 are found near the paragraph's start."""
+    assert part_label("Section 3.2 Travel must be booked through the portal.") == "Section 3.2"
+    assert part_label("See Article 5 for exceptions.") == "Article 5"
+    assert part_label("第三节 非全日制用工") == "第三节"
+    assert part_label("Plain text without a number.") == ""
