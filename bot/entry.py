@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 EXIT_INTERRUPTED = 130
 
@@ -32,6 +33,12 @@ def run() -> int:
         if "-v" in sys.argv[1:] or "--verbose" in sys.argv[1:]:
             raise
         print(f"\n{_interrupted_word()}", file=sys.stderr)
+        if threading.main_thread() is threading.current_thread():
+            # Interrupted inside an import, the interpreter remembers an unhandled KeyboardInterrupt and
+            # would end by re-sending SIGINT to itself (exit -2) whatever we return: leave at once.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
 
 
