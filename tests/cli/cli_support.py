@@ -43,6 +43,12 @@ def kb(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.
     )
 
 
+def _default_sigint() -> None:  # pragma: no cover - runs in the child
+    """Ctrl-C as in a terminal: a run started in the background (`cmd &`, nohup) passes SIGINT on ignored,
+    and Python keeps an ignored SIGINT ignored, so the signal tests would see nothing happen."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def kb_popen(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     """`python -m bot ARGS` started, stdout and stderr piped (for signals sent while it runs)."""
     return subprocess.Popen(
@@ -52,6 +58,7 @@ def kb_popen(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
 
 
@@ -72,6 +79,7 @@ def wait_for_line(stream: object, fragment: str, timeout: float = 60.0) -> list[
 def _take_terminal() -> None:  # pragma: no cover - runs in the child
     """Make the pty (the child's stdin) its controlling terminal, so Ctrl-C sends it SIGINT."""
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    _default_sigint()
 
 
 class PtySession:
