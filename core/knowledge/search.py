@@ -223,25 +223,6 @@ def fuse(name: str, vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit]) -> 
     return fusion(vector_hits, keyword_hits)
 
 
-FULL_CORPUS_CHUNKS = 100  # from this size on, a distinctive term's idf is about what BM25_HALF_SCORE assumes
-
-
-def _best_idf(chunks: int) -> float:
-    """Lucene idf of a term found in one chunk of a corpus of this many chunks."""
-    return math.log(1 + (max(1, chunks) - 0.5) / 1.5)
-
-
-def bm25_half_for(chunks: int) -> float:
-    """normalise_bm25's half for a dataset of this many chunks: BM25_HALF_SCORE from FULL_CORPUS_CHUNKS on,
-    and lower in proportion to the best possible idf below it. In a one-document dataset every idf is
-    ln(1 + 0.5/1.5) ~ 0.29, so with the full-corpus half no match, however exact, would reach the
-    threshold; scaled, an exact match there scores as it would in a large corpus
-    (docs/storage.md#bm25-beside-chroma-rebuilt-after-a-batch-of-changes)."""
-    if chunks >= FULL_CORPUS_CHUNKS:
-        return BM25_HALF_SCORE
-    return BM25_HALF_SCORE * _best_idf(chunks) / _best_idf(FULL_CORPUS_CHUNKS)
-
-
 def normalise_bm25(scores: Sequence[float], *, half: float = BM25_HALF_SCORE) -> list[float]:
     """BM25 scores mapped to [0, 1) by saturation s / (s + half); 0 and negatives give 0.
 

@@ -1,5 +1,4 @@
-"""`kb search` as a subprocess: the snippet is the sentence that matched, not the chunk's opening; keyword
-search works in a one-document dataset."""
+"""`kb search` as a subprocess: the snippet is the sentence that matched, not the chunk's opening."""
 
 from __future__ import annotations
 
@@ -33,17 +32,3 @@ def test_a_paraphrase_or_a_first_sentence_match_keeps_the_chunk_opening() -> Non
     assert best_sentence(text, "probation") == text
     assert best_sentence(text, "试用期") == text
     assert best_sentence(text, "工资") == "…工资不得低于百分之八十。"
-
-
-def test_keyword_search_finds_the_word_in_a_one_document_dataset(tmp_path: Path) -> None:
-    """`kb search --mode keywords` in a dataset of one document finds a word it holds, and nothing for a
-    word it does not hold."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "travel.md").write_text(POLICY, encoding="utf-8")
-    env = clean_env(tmp_path / "home")
-    assert kb(env, "ingest", str(folder), "--dataset", "t").returncode == 0
-    found = kb(env, "search", "hotel", "--dataset", "t", "--mode", "keywords")
-    assert found.returncode == 0 and "travel" in found.stdout and "no hits" not in found.stdout
-    missing = kb(env, "search", "parking", "--dataset", "t", "--mode", "keywords")
-    assert missing.returncode == 0 and missing.stdout.startswith("no hits")

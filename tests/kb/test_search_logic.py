@@ -11,10 +11,8 @@ import pytest
 
 from core.errors import InvalidInput
 from core.knowledge.search import (
-    BM25_HALF_SCORE,
     FUSIONS,
     SearchTiers,
-    bm25_half_for,
     build_search_request,
     fuse,
     merge_ranked,
@@ -293,14 +291,3 @@ def test_bm25_normaliser_is_per_hit() -> None:
     assert normalise_bm25([6.0, 2.0])[1] == normalise_bm25([2.0])[0] == normalise_bm25([100.0, 2.0])[1]
     with pytest.raises(ValueError):
         normalise_bm25([1.0], half=0.0)
-
-
-def test_the_bm25_saturation_point_is_lower_only_for_small_datasets() -> None:
-    """From 100 chunks on the calibrated half (4.0) is kept; below, it falls with the best possible idf,
-    so one document's exact match (idf ~0.29) is not cut by the threshold."""
-    assert bm25_half_for(100) == bm25_half_for(12_676) == BM25_HALF_SCORE
-    sizes = [1, 2, 3, 10, 50, 99, 100]
-    halves = [bm25_half_for(n) for n in sizes]
-    assert halves == sorted(halves) and halves[0] == pytest.approx(4.0 * 0.2877 / 4.2096, rel=1e-3)
-    exact_match_in_one_document = 0.2877 * 0.55  # idf times a typical tf part
-    assert normalise_bm25([exact_match_in_one_document], half=bm25_half_for(1))[0] > 0.28
