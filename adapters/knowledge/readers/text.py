@@ -62,7 +62,11 @@ def _first_block(markdown: str) -> str:
 def markdown_title(markdown: str) -> str:
     """The document's own title: its metadata's title, else its first level-1 heading outside code
     fences, else a heading of any level that opens the document; "" when it has none of these."""
-    metadata, body = split_front_matter(markdown)
+    return _title(*split_front_matter(markdown))
+
+
+def _title(metadata: dict[str, str], body: str) -> str:
+    """markdown_title of a file already split into its metadata and the text after it."""
     if title := " ".join(metadata.get("title", "").split()):
         return title
     searchable = _COMMENT.sub("", _FENCE.sub("", body))
@@ -75,13 +79,13 @@ def markdown_title(markdown: str) -> str:
 
 def read_markdown(text: str) -> Parsed:
     """A Markdown file as one part, titled by markdown_title; a MkDocs meta header is delimited as front
-    matter (``---``), which chunking leaves out, as it does YAML front matter."""
+    matter (``---``), which chunking leaves out, as it does YAML front matter. The metadata is parsed once."""
     metadata, body = split_front_matter(text)
     opened = text.lstrip("\ufeff")
     if metadata and not opened.startswith("---"):
         header = opened[: len(opened) - len(body)].strip("\n")
         opened = f"---\n{header}\n---\n{body}"
-    return Parsed((DocumentPart(opened),), title=markdown_title(text))
+    return Parsed((DocumentPart(opened),), title=_title(metadata, body))
 
 
 def read_plain(text: str) -> Parsed:
