@@ -69,12 +69,15 @@ class ModelRejected(ModelUnavailable):
     code = "model_rejected"
 
     def __init__(self, detail: str = "", *, status: int | None = None) -> None:
-        KbError.__init__(
-            self,
-            phrase("error.model_rejected", status=f"HTTP {status}" if status else "HTTP 4xx"),
-            detail=detail or None,
-        )
         self.status = status
+        KbError.__init__(
+            self, phrase("error.model_rejected", status=self.status_label), detail=detail or None
+        )
+
+    @property
+    def status_label(self) -> str:
+        """ "HTTP 401", or "HTTP 4xx" when the status is not known."""
+        return f"HTTP {self.status}" if self.status else "HTTP 4xx"
 
 
 class ModelTruncated(ModelError):

@@ -36,7 +36,7 @@ class AnswerWriter:
             log.warning("answer model failed (%s); answering with %s", exc, self._fallback.name)
             ledger.answer_error = f"{exc.code}: {exc}"
             degraded = (
-                text("answer.degraded_rejected", ledger.lang, status=f"HTTP {exc.status or '4xx'}")
+                text("answer.degraded_rejected", ledger.lang, status=exc.status_label)
                 if isinstance(exc, ModelRejected)
                 else text("answer.degraded", ledger.lang)
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from core.commands import Ask
-from core.errors import ModelTruncated, ModelUnavailable
+from core.errors import ModelRejected, ModelTruncated, ModelUnavailable
 from core.events import (
     Accepted,
     AnswerDelta,
@@ -128,6 +128,19 @@ async def test_a_failed_model_answer_degrades_to_the_fallback_engine_with_a_noti
     assert any(isinstance(e, Notice) and e.kind == "degraded" for e in events)
     assert done.record.details.engine == "extractive (fallback)"
     assert done.record.answer is not None and done.record.answer.startswith("模型服务暂时不可用")
+
+
+async def test_a_refused_model_request_degrades_with_a_notice_naming_the_status_not_try_again() -> None:
+    """A 401 from the answer model: the fallback answers, and its notice names the refusal and its status
+    instead of calling the service temporarily unavailable."""
+    fallback = FakeEngineNamed("extractive")
+    harness = build_harness(fallback=fallback)
+    harness.kb.add("p1", "年假 5 天", document="休假制度")
+    harness.engine.answers.append(ModelRejected("invalid api key", status=401))
+    done = _final(await harness.ask("年假有几天?"))
+    assert isinstance(done, Done) and done.record.answer is not None
+    assert done.record.answer.startswith("模型服务拒绝了请求(HTTP 401")
+    assert "暂时不可用" not in done.record.answer and "稍后再试" not in done.record.answer
 
 
 async def test_notice_is_appended_exactly_when_evidence_is_insufficient(harness: Harness) -> None:
