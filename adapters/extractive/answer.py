@@ -12,12 +12,12 @@ call from a worker thread.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, hit_text, judge_parts
 from adapters.extractive.judging.support import PartSupport
 from adapters.extractive.language.quantities import answers_asked_quantity
+from adapters.extractive.language.relevance import SentenceIndex, score_sentences
 from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import Sentence, split_sentences
 from adapters.extractive.language.terms import Haystack, terms
@@ -27,14 +27,14 @@ from core.messages import text
 from core.models import AnswerRequest, Hit
 
 MAX_SENTENCES = 5
+CLOSE_IN_MEANING = 0.4  # an unsupported part's closest sentences are shown from this similarity on
 CLOSEST_SENTENCES = 3  # sentences shown for a part the evidence does not support
 HOP_SENTENCES = 2  # a bridge hop's opening sentences quoted when nothing else singles one out
 MEANING_SENTENCES = 3  # sentences quoted for a part supported by meaning rather than words
-RELATIVE_FLOOR = 0.75  # a sentence's term relevance must reach this share of the best one's
-_QUANTITY = re.compile(
-    r"几|多少|多久|多长|多大|多高|哪年|何时|什么时候|how (?:many|much|long|often|old|far)|when", re.I
-)
-_DIGIT = re.compile(r"\d")
+WORDS_FLOOR = 0.75  # a sentence quoted for its words holds this share of the best one's word weight
+MEANING_MARGIN = 0.15  # or is within this of the best similarity in meaning (language/relevance.py)
+OUTSIDE_WORDS = 0.9  # the same for a sentence outside the paragraphs the judge found supporting
+OUTSIDE_MARGIN = 0.1
 
 
 QUOTED_PART_CHARS = 80  # a not-found line quotes at most this much of a (very long) question part
@@ -54,53 +54,79 @@ def unconfirmed_line(part: str, lang: str) -> str:
 
 
 def closest_sentences(
-    support: PartSupport, evidence: Sequence[Hit], candidates: Sequence[Sentence], *, threshold: float
+    support: PartSupport,
+    evidence: Sequence[Hit],
+    candidates: Sequence[Sentence],
+    *,
+    threshold: float,
+    meaning: Similarities | None = None,
 ) -> list[Sentence]:
     """For an unsupported part: the best sentences of paragraphs naming one of the part's entities (its
-    subject) when it has any, when the evidence holds most of its words and, for a quantity, states one
-    of the asked kind; else nothing (a near miss about another subject is never shown)."""
+    subject) when it has any and, for a quantity, stating one of the asked kind, when the evidence holds
+    ``threshold`` of the part's words or the best of those sentences holds that share of their weight or
+    is ``CLOSE_IN_MEANING`` to the part; else nothing (a near miss about another subject is never shown)."""
     part = support.part
     wanted = terms(part)
     haystack = Haystack.of("\n".join(hit_text(hit) for hit in evidence))
-    if not wanted or len(haystack.matched(wanted)) < threshold * len(wanted):
+    broadly = bool(wanted) and len(haystack.matched(wanted)) >= threshold * len(wanted)
+    named = _naming(support, evidence)
+    pool = [s for s in candidates if s.source in named and answers_asked_quantity(part, s.text)]
+    if not pool:
         return []
-    named = {
+    scored = score_sentences(part, SentenceIndex.of(evidence, candidates), meaning, among=pool)
+    if not scored:
+        return []
+    best = scored[0]
+    similarity = (
+        dict((s, score) for score, s in meaning.ranked(part)).get(best.sentence, 0.0) if meaning else 0.0
+    )
+    if not (broadly or best.words >= threshold or similarity >= CLOSE_IN_MEANING):
+        return []
+    return best_sentences(part, evidence, pool, meaning)[:CLOSEST_SENTENCES]
+
+
+def _naming(support: PartSupport, evidence: Sequence[Hit]) -> set[int]:
+    """The 1-based sources of the paragraphs naming one of the part's entities (all of them when it has none)."""
+    return {
         index + 1
         for index, hit in enumerate(evidence)
         if not support.terms.entities
         or any(Stack.of(hit_text(hit)).has_entity(entity) for entity in support.terms.entities)
     }
-    pool = [s for s in candidates if s.source in named and answers_asked_quantity(part, s.text)]
-    return best_sentences(part, evidence, pool)[:CLOSEST_SENTENCES]
 
 
-def best_sentences(part: str, evidence: Sequence[Hit], candidates: Sequence[Sentence]) -> list[Sentence]:
-    """The sentences that answer a part best, in evidence order (ties broken by evidence order)."""
-    wanted = terms(part)
-    if not wanted:
+def best_sentences(
+    part: str,
+    evidence: Sequence[Hit],
+    candidates: Sequence[Sentence],
+    meaning: Similarities | None = None,
+    *,
+    preferred: frozenset[int] = frozenset(),
+) -> list[Sentence]:
+    """The sentences that answer a part best (language/relevance.py), in evidence order: the best-scored
+    one, and those within ``WORDS_FLOOR`` of the best word share or ``MEANING_MARGIN`` of the best
+    similarity (``OUTSIDE_*`` for a sentence outside the ``preferred`` paragraphs, 1-based, when given)."""
+    scored = score_sentences(part, SentenceIndex.of(evidence, candidates), meaning)
+    if not scored:
         return []
-    asks_quantity = bool(_QUANTITY.search(part))
-    context = [Haystack.of(f"{hit.document_name}\n{hit.heading}") for hit in evidence]
-    scored: list[tuple[float, float, Sentence]] = []  # (rank score, relevance, sentence)
-    for sentence in candidates:
-        own = set(Haystack.of(sentence.text).matched(wanted))
-        if not own:
-            continue
-        around = set(context[sentence.source - 1].matched(wanted)) - own
-        relevance = len(own) + 0.5 * len(around)
-        boost = 1.0 if asks_quantity and _DIGIT.search(sentence.text) else 0.0
-        scored.append((relevance + boost, relevance, sentence))
-    scored.sort(key=lambda item: (-item[0], item[2].source, item[2].position))
-    best = max(relevance for _, relevance, _ in scored) if scored else 0.0
+    top = scored[0]
+    best_words = max(item.words for item in scored)
+    best_similarity = max(item.similarity for item in scored)
     chosen: list[Sentence] = []
-    for _, relevance, sentence in scored:
+    for item in scored:
+        sentence = item.sentence
         if len(chosen) >= MAX_SENTENCES:
             break
-        if relevance < best * RELATIVE_FLOOR or sentence in chosen:
+        outside = bool(preferred) and sentence.source not in preferred
+        words_floor, margin = (OUTSIDE_WORDS, OUTSIDE_MARGIN) if outside else (WORDS_FLOOR, MEANING_MARGIN)
+        close = (item.words > 0 and item.words >= best_words * words_floor) or (
+            meaning is not None and item.similarity >= best_similarity - margin
+        )
+        if not (item is top or close) or sentence in chosen:
             continue
         if sentence.introduces_list:
-            if relevance < best:
-                continue  # a lead-in ("…如下：") only makes sense with the list it announces
+            if item is not top and item.words < best_words:
+                continue  # a lead-in ("…如下：") only makes sense with the list it announces, when it leads
             chosen.append(sentence)
             chosen.extend(_following(sentence, candidates, room=MAX_SENTENCES - len(chosen), chosen=chosen))
         else:
@@ -146,19 +172,30 @@ def supported_sentences(
     """The best sentences of the paragraphs that support the part; the anchor always contributes one, and
     a bridge hop's linked paragraph what it adds (_hop_sentences)."""
     sources = {index + 1 for index in support.paragraphs}
+    if support.hop is None:
+        sources |= _naming(support, evidence)
     pool = [s for s in candidates if s.source in sources]
     chosen = list(support.quoted[:MEANING_SENTENCES])
-    chosen.extend(s for s in best_sentences(support.part, evidence, pool) if s not in chosen)
+    supporting = frozenset(index + 1 for index in support.paragraphs)
+    chosen.extend(
+        s
+        for s in best_sentences(support.part, evidence, pool, meaning, preferred=supporting)
+        if s not in chosen
+    )
     chosen = chosen[:MAX_SENTENCES]
     anchor = support.paragraphs[0]
     if not any(s.source == anchor + 1 for s in chosen):
         own = [s for s in pool if s.source == anchor + 1]
-        chosen = [*chosen[: MAX_SENTENCES - 1], *(best_sentences(support.part, evidence, own)[:1] or own[:1])]
+        chosen = [
+            *chosen[: MAX_SENTENCES - 1],
+            *(best_sentences(support.part, evidence, own, meaning)[:1] or own[:1]),
+        ]
     if support.hop is not None:
         own = [s for s in pool if s.source == support.hop + 1]
         added = [s for s in _hop_sentences(support, evidence, own, meaning) if s not in chosen]
         chosen = [*chosen[: MAX_SENTENCES - len(added)], *added]
-    return sorted(chosen, key=lambda s: (support.paragraphs.index(s.source - 1), s.position))
+    order = {source: rank for rank, source in enumerate(support.paragraphs)}
+    return sorted(chosen, key=lambda s: (order.get(s.source - 1, len(order)), s.source, s.position))
 
 
 def answer_pieces(
@@ -181,12 +218,12 @@ def answer_pieces(
             pieces.append(text("extractive.part_heading", lang, part=part))
         support = by_part.get(part)
         if support is None:  # a part of nothing but answer-type words: the judge has no say, quote by terms
-            chosen = best_sentences(part, evidence, candidates) if evidence else []
+            chosen = best_sentences(part, evidence, candidates, meaning) if evidence else []
         else:
             chosen = supported_sentences(support, evidence, candidates, meaning) if support.covered else []
         lead = "\n" if len(parts) == 1 else ""
         if not chosen and support is not None and evidence:
-            closest = closest_sentences(support, evidence, candidates, threshold=threshold)
+            closest = closest_sentences(support, evidence, candidates, threshold=threshold, meaning=meaning)
             if closest:
                 pieces.append(lead + unconfirmed_line(part, lang) + "\n")
                 pieces.extend(f"- {sentence.text} [{sentence.source}]\n" for sentence in closest)

@@ -2,33 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from adapters.extractive import ExtractiveEngine
 from core.models import AnswerRequest, Completion, Hit
+from tests.extractive.helpers import MeaningEmbedder
 
 QUESTION = "被单位辞退了，多久之内可以去申请劳动仲裁？"
 ANSWER = "劳动争议申请仲裁的时效期间为一年。"
 NO_NUMBER = "劳动争议由劳动争议仲裁委员会负责仲裁。"
 OTHER = "用人单位应当依法建立和完善劳动规章制度。"
-
-
-class MeaningEmbedder:
-    """An Embedder whose vectors come from a table (texts it does not know point elsewhere); counts texts."""
-
-    name = "table"
-    dimension = 3
-
-    def __init__(self, table: dict[str, list[float]]) -> None:
-        self.table = table
-        self.embedded: list[str] = []
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        self.embedded.extend(texts)
-        return [self.table.get(text.strip("？?。"), [0.0, 0.0, 1.0]) for text in texts]
-
-    async def embed_query(self, text: str) -> list[float]:
-        return (await self.embed_documents([text]))[0]
 
 
 def _hit(id: str, content: str) -> Hit:

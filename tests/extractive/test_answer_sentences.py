@@ -1,0 +1,78 @@
+"""The extractive answer quotes the sentences that answer each part, wherever in the evidence they are."""
+
+from __future__ import annotations
+
+from adapters.extractive import ExtractiveEngine
+from adapters.extractive.language.relevance import SentenceIndex, score_sentences
+from adapters.extractive.language.sentences import split_sentences
+from core.models import AnswerRequest
+from tests.extractive.helpers import MeaningEmbedder, collect, hit
+
+PROBATION = "劳动合同的试用期最长可以约定多久？"
+OPENING = "第十九条 劳动合同可以约定试用期，试用期的约定应当遵守本条规定。"
+LIMIT = "固定期限三年以上的，试用期不得超过六个月。"
+PARAPHRASE = "新入职人员的考察期最多为六个月。"
+WAGES = "劳动者在试用期的工资不得低于本单位相同岗位最低档工资。"
+
+
+def _embedder() -> MeaningEmbedder:
+    return MeaningEmbedder(
+        {
+            PROBATION.rstrip("？"): [1.0, 0.0, 0.0],
+            OPENING.rstrip("。"): [0.5, 0.86, 0.0],
+            LIMIT.rstrip("。"): [0.85, 0.52, 0.0],
+            WAGES.rstrip("。"): [0.3, 0.95, 0.0],
+            PARAPHRASE.rstrip("。"): [0.8, 0.6, 0.0],
+        }
+    )
+
+
+async def _answer(question: str, evidence: list, embedder: MeaningEmbedder | None) -> str:
+    engine = ExtractiveEngine(embedder=embedder)
+    _, completions = await collect(engine.answer(AnswerRequest(question, tuple(evidence), lang="zh")))
+    return completions[0].text
+
+
+async def test_the_sentence_that_states_the_limit_is_quoted_not_only_the_opening() -> None:
+    """The article's opening repeats the question's words; the sentence stating the six months is quoted."""
+    evidence = [hit(1, f"{OPENING}{LIMIT}", "劳动合同法.md", "第十九条"), hit(2, WAGES, "劳动合同法.md")]
+    text = await _answer(PROBATION, evidence, _embedder())
+    assert f"- {LIMIT} [1]" in text
+    assert "未找到" not in text
+
+
+async def test_a_paragraph_the_judge_did_not_pick_contributes_its_answering_sentence() -> None:
+    """The limit stated in other words in another paragraph, which shares no word with the question, is
+    quoted with its own citation."""
+    evidence = [hit(1, f"{OPENING}{WAGES}", "劳动合同法.md"), hit(2, PARAPHRASE, "入职须知.md")]
+    text = await _answer(PROBATION, evidence, _embedder())
+    assert f"- {PARAPHRASE} [2]" in text
+
+
+async def test_a_sentence_far_in_meaning_and_words_is_left_out() -> None:
+    """The wages sentence shares a word but neither answers nor reads like the question: it is not quoted."""
+    evidence = [hit(1, f"{OPENING}{LIMIT}", "劳动合同法.md"), hit(2, WAGES, "劳动合同法.md")]
+    text = await _answer(PROBATION, evidence, _embedder())
+    assert WAGES not in text
+
+
+def test_meaning_outranks_repeated_words_and_rare_words_outrank_common_ones() -> None:
+    """Scores: the answering sentence above the one repeating the words; without meaning, rare words lead."""
+    evidence = [hit(1, f"{OPENING}{LIMIT}{WAGES}", "劳动合同法.md")]
+    sentences = split_sentences(evidence)
+    index = SentenceIndex.of(evidence, sentences)
+    words_only = score_sentences("试用期工资最低多少", index, None)
+    assert words_only[0].sentence.text == WAGES
+
+
+async def test_without_support_the_closest_sentence_is_shown_with_its_citation_not_not_found() -> None:
+    """A part the judge cannot confirm, answered by a sentence close in meaning: the closest passage is
+    quoted under the could-not-confirm line, never "not found"."""
+    question = "新员工最多要先试几个月？"
+    embedder = MeaningEmbedder(
+        {question.rstrip("？"): [1.0, 0.0, 0.0], LIMIT.rstrip("。"): [0.42, 0.9075, 0.0]}
+    )
+    text = await _answer(question, [hit(1, LIMIT, "劳动合同法.md")], embedder)
+    assert "未找到" not in text
+    assert "未能确认" in text
+    assert f"- {LIMIT} [1]" in text
