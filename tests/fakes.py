@@ -11,6 +11,7 @@ from typing import Any
 
 from adapters.slack.delivery.ledger import Delivery, DeliveryState, EventClaim, Tracked
 from adapters.store.errors import record_not_found, record_not_pending, record_to_answer_not_found
+from core.answering.answer import most_cited_first
 from core.errors import (
     InvalidInput,
     ModelOutputInvalid,
@@ -295,7 +296,7 @@ class InMemoryConversationStore:
                 r.id,
                 r.question,
                 r.answer or "",
-                tuple(dict.fromkeys(c.document for c in r.details.citations)),
+                most_cited_first(r.answer or "", [(c.n, c.document) for c in r.details.citations]),
             )
             for r in sorted(self.records.values(), key=lambda r: r.id)
             if r.conversation_id == conversation_id

@@ -30,6 +30,7 @@ from adapters.store.rows import (
     record_from_row,
     storable_text,
 )
+from core.answering.answer import most_cited_first
 from core.errors import InvalidInput
 from core.messages import phrase
 from core.models import (
@@ -348,17 +349,22 @@ def _turn(row: Mapping[str, Any]) -> Turn:
         record_id=int(row["id"]),
         question=row["question"],
         answer=row["answer"],
-        cited=cited_documents(row["cited"]),
+        cited=cited_documents(row["cited"], row["answer"] or ""),
     )
 
 
-def cited_documents(value: Any) -> tuple[str, ...]:
-    """The document names of a stored citations list (JSON text), in order, without repeats."""
+def cited_documents(value: Any, answer: str = "") -> tuple[str, ...]:
+    """The document names of a stored citations list (JSON text), without repeats, the one the answer
+    cites most first (core.answering.answer.most_cited_first)."""
     data = json.loads(value) if isinstance(value, str) else value
     if not isinstance(data, list):
         return ()
-    names = [str(item.get("document")) for item in data if isinstance(item, dict) and item.get("document")]
-    return tuple(dict.fromkeys(names))
+    numbered = [
+        (int(item["n"]) if isinstance(item.get("n"), int) else -1 - index, str(item.get("document")))
+        for index, item in enumerate(data)
+        if isinstance(item, dict) and item.get("document")
+    ]
+    return most_cited_first(answer, numbered)
 
 
 def _checked_optional(value: str | None) -> str | None:

@@ -72,6 +72,16 @@ def cited_numbers(answer: str, evidence_count: int) -> list[int]:
     return list(seen)
 
 
+def most_cited_first(answer: str, numbered: Sequence[tuple[int, str]]) -> tuple[str, ...]:
+    """The cited documents, the one most of the answer's citations point at first (then by first mention):
+    what the answer was mostly about, not whichever paragraph happened to rank first in its evidence."""
+    document = dict(numbered)
+    mentions = [document[int(m.group(1))] for m in _CITATION.finditer(answer) if int(m.group(1)) in document]
+    counts = {name: mentions.count(name) for name in dict.fromkeys(mentions)}
+    ranked = sorted(counts, key=lambda name: -counts[name])  # stable: ties keep their first-mention order
+    return tuple(dict.fromkeys([*ranked, *document.values()]))
+
+
 def citations(answer: str, evidence: Sequence[Hit]) -> tuple[CitedSource, ...]:
     """Structured citations: the cited paragraphs, or every evidence document when none is cited."""
     numbers = cited_numbers(answer, len(evidence))

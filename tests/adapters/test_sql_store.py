@@ -238,6 +238,22 @@ async def test_turns_after_pages_oldest_first(store: SqlConversationStore) -> No
     assert [i for p in pages for i in p] == ids
 
 
+async def test_a_turn_names_the_document_its_answer_cites_most_first(store: SqlConversationStore) -> None:
+    """Citations are stored by evidence number; the turn lists the document most citations point at first,
+    so a follow-up keeps the answer's topic, not the stray paragraph that ranked first."""
+    conversation = new_conversation()
+    record, _ = await add(store, conversation, "租房合同最长能签多少年？")
+    details = RecordDetails(citations=(CitedSource(1, "劳动法.md", ""), CitedSource(2, "合同编.md", "")))
+    await store.complete_record(
+        record.id,
+        answer="租赁期限不得超过二十年 [2]\n可以续订 [2]\n劳动合同续延 [1]",
+        rewritten="",
+        details=details,
+    )
+    [turn] = await store.recent_turns(conversation, before_id=BIG, after_id=0, limit=5)
+    assert turn.cited == ("合同编.md", "劳动法.md")
+
+
 async def test_complete_record_writes_everything_at_once(store: SqlConversationStore) -> None:
     """Answer, rewritten question, details and status arrive together and read back identically."""
     conversation = new_conversation()
