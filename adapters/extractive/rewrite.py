@@ -18,15 +18,14 @@ from collections.abc import Sequence
 from adapters.extractive.language.entities import entities_in
 from adapters.extractive.language.terms import (
     Token,
-    fold,
     is_content,
     is_nounish,
-    is_stop,
     noun_phrases,
     pos_tokens,
     terms,
 )
 from adapters.extractive.question.parts import has_content
+from adapters.extractive.rewrite_en import condition_en, content_span_en, replace_pronouns_en, swap_same_kind
 from core.models import Turn
 from core.text import is_chinese
 
@@ -42,7 +41,6 @@ PRONOUNS_ZH = frozenset(
 MAX_TOPIC_TERMS = 4
 _POSSESSIVE_ZH = frozenset({"其"})
 _NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
-_PRONOUN_EN = re.compile(r"\b(it|they|them|its|their|this|that|these|those)\b", re.IGNORECASE)
 _WHAT_ABOUT_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$", re.IGNORECASE)
 _WHAT_ABOUT_ZH = re.compile(r"^\s*(?:那么|那|还有)?\s*(.+?)\s*呢\s*[？?。]*\s*$")
 _VARIATION_ZH = re.compile(r"^\s*(?:那么|那)?\s*(?:如果|要是|假如|假设|若是|若)(.+?)\s*呢\s*[？?。]*\s*$")
@@ -64,12 +62,16 @@ def _rewrite(history: list[Turn], question: str) -> str:
         return question
     english = not is_chinese(question)
     rewritten = (
-        _replace_pronouns_en(question, subject) if english else _replace_pronouns_zh(question, subject)
+        replace_pronouns_en(question, subject, previous)
+        if english
+        else _replace_pronouns_zh(question, subject)
     )
     if rewritten is None:
         rewritten = _what_about(question, previous, english=english)
     if rewritten is None and not english:
         rewritten = _variation(question, previous)
+    if rewritten is None and english:
+        rewritten = condition_en(question, previous)
     if rewritten is None and not has_content(question):
         rewritten = f"{question.strip()} ({subject})" if english else f"{subject} {question.strip()}"
     if rewritten is None and not english and _drops_subject(question, previous):
@@ -104,20 +106,9 @@ def _variation(question: str, previous: str) -> str | None:
 def subject_of(question: str) -> str:
     """The salient subject of a question: its first noun phrases (Chinese) or content span (English)."""
     if not is_chinese(question):
-        return _content_span_en(question)
+        return content_span_en(question)
     phrases = noun_phrases(question) or terms(question)
     return " ".join(phrases[:MAX_SUBJECT_PHRASES])
-
-
-def _content_span_en(question: str) -> str:
-    """The stretch of the question from its first to its last content word ("basic data types in Java")."""
-    words = list(re.finditer(r"[A-Za-z0-9][\w'+#.-]*", question))
-    content = [
-        m for m in words if is_content(Token(m.group(0), "eng")) and not _PRONOUN_EN.fullmatch(m.group(0))
-    ]
-    if not content:
-        return ""
-    return question[content[0].start() : content[-1].end()].strip(" ?.!,;:")
 
 
 def _replace_pronouns_zh(question: str, subject: str) -> str | None:
@@ -163,52 +154,23 @@ def _is_noun_token(token: Token) -> bool:
     return is_content(token) and token.flag.startswith(("n", "eng", "vn", "j"))
 
 
-def _replace_pronouns_en(question: str, subject: str) -> str | None:
-    matches = [m for m in _PRONOUN_EN.finditer(question) if _refers_back(question, m)]
-    if not matches:
-        return None
-    out = question
-    for match in reversed(matches):
-        word = match.group(1).lower()
-        after = question[match.end() :]
-        noun = re.match(r"\s+([A-Za-z][\w-]*)", after)
-        if word in ("its", "their") and noun:
-            replacement = f"the {noun.group(1)} of {subject}"
-            out = out[: match.start()] + replacement + out[match.end() + noun.end() :]
-        elif word in ("this", "that", "these", "those") and noun and _looks_like_noun(noun.group(1)):
-            head = noun.group(1)
-            replacement = subject if fold(head) in fold(subject) else f"the {head} of {subject}"
-            out = out[: match.start()] + replacement + out[match.end() + noun.end() :]
-        else:
-            out = out[: match.start()] + subject + out[match.end() :]
-    return out
-
-
-def _refers_back(question: str, match: re.Match[str]) -> bool:
-    """'that' right after a content word is a relative pronoun ("the policy that applies"), not a reference."""
-    if match.group(1).lower() != "that":
-        return True
-    before = re.findall(r"[A-Za-z][\w'-]*", question[: match.start()])
-    return not before or is_stop(before[-1])
-
-
-def _looks_like_noun(word: str) -> bool:
-    return not is_stop(word) and not word.lower().endswith(("ed", "ing", "ly"))
-
-
 def _what_about(question: str, previous: str, *, english: bool) -> str | None:
     """ "那病假呢?" after "年假有几天?" -> "病假有几天?" (the previous question with its subject replaced)."""
     match = (_WHAT_ABOUT_EN if english else _WHAT_ABOUT_ZH).match(question)
     if not match:
         return None
     topic = match.group(1).strip()
-    tokens = [t for t in pos_tokens(topic) if t.word.strip()]
+    bare = re.sub(r"^(?:a|an|the)\s+", "", topic, flags=re.IGNORECASE) if english else topic
+    tokens = [t for t in pos_tokens(bare) if t.word.strip()]
     bare_topic = len(tokens) <= 8 and all(is_nounish(t) or t.word == "的" for t in tokens)
     if not bare_topic or not has_content(topic):
         return None
     phrases = noun_phrases(previous)
     if english:
-        span = _content_span_en(previous)
+        swapped = swap_same_kind(previous, topic)
+        if swapped is not None:
+            return swapped
+        span = content_span_en(previous)
         if span and span in previous:
             return previous.replace(span, topic, 1)
     elif phrases and phrases[0] in previous:

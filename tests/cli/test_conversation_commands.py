@@ -65,6 +65,23 @@ def test_ask_follow_up_history_and_trace_offline(env: dict[str, str]) -> None:
     assert [a["answer"] for a in redone["details"]["previous_answers"]] == [record["answer"]]
 
 
+def test_english_follow_ups_are_rewritten_offline(env: dict[str, str]) -> None:
+    """ "What about a P2 incident?" after a P1 question is searched and answered as the P1 question about P2;
+    a possessive follow-up names the stipend it refers to."""
+    first = _kb(env, "ask", "How fast must a P1 incident be acknowledged?", "--name", "en1")
+    assert first.returncode == 0, first.stderr
+    second = _kb(env, "ask", "What about a P2 incident?", "--conversation", "en1", "--json")
+    assert second.returncode == 0, second.stderr
+    record = json.loads(second.stdout)
+    assert record["rewritten"] == "How fast must a P2 incident be acknowledged?"
+    assert "within 4 hours" in record["answer"]
+    _kb(env, "ask", "What is the home office stipend?", "--name", "en2")
+    third = _kb(env, "ask", "Within how many days must it be claimed?", "--conversation", "en2", "--json")
+    assert third.returncode == 0, third.stderr
+    claimed = json.loads(third.stdout)
+    assert "home office stipend" in claimed["rewritten"] and "within 60 days" in claimed["answer"]
+
+
 def test_again_needs_an_existing_record_of_that_conversation(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

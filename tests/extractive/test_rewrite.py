@@ -103,3 +103,42 @@ async def test_chained_follow_ups_keep_the_original_topic() -> None:
     )
     assert "Java 基本数据类型" in rewritten
     assert "其中" not in rewritten
+
+
+async def test_english_condition_follow_ups_take_the_previous_question() -> None:
+    """ "And for low-risk patients?" and "What about a P2 incident?" become the previous question with the
+    phrase of the same kind swapped, or the condition added when it had none."""
+    engine = ExtractiveEngine()
+    cases = [
+        (
+            "What is the starting dose for high-risk patients?",
+            "And for low-risk patients?",
+            "What is the starting dose for low-risk patients?",
+        ),
+        (
+            "How fast must a P1 incident be acknowledged?",
+            "What about a P2 incident?",
+            "How fast must a P2 incident be acknowledged?",
+        ),
+        (
+            "How long is the probation period?",
+            "And for part-time staff?",
+            "How long is the probation period for part-time staff?",
+        ),
+    ]
+    for previous, question, expected in cases:
+        rewritten, _ = await engine.rewrite(turns(previous), question)
+        assert rewritten == expected
+
+
+async def test_an_english_possessive_takes_the_whole_noun_phrase_and_the_named_thing() -> None:
+    """ "What are its side effects?" asks about the drug the previous question named, not "the side of …
+    effects"; a self-contained question starting with a preposition is left alone."""
+    engine = ExtractiveEngine()
+    history = turns("What is the starting dose of aspirin for adults?", "And for children?")
+    rewritten, _ = await engine.rewrite(history, "What are its side effects?")
+    assert rewritten == "What are the side effects of aspirin?"
+    rewritten, _ = await engine.rewrite(turns("Who founded Acme Corp?"), "When was it founded?")
+    assert rewritten == "When was Acme Corp founded?"
+    rewritten, _ = await engine.rewrite(turns("Who founded Acme Corp?"), "In which year did Acme open?")
+    assert rewritten == "In which year did Acme open?"
