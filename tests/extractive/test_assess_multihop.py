@@ -45,13 +45,13 @@ async def test_words_scattered_over_a_distractor_do_not_cover_a_bridge_question(
     """The film paragraph plus a paragraph that merely shares the question's words is not enough evidence."""
     verdict, _ = await engine.assess(KISS_QUESTION, [KISS, TREASURER], [KISS_QUESTION])
     assert not verdict.sufficient
-    assert verdict.queries == ("Shirley Temple held woman portrayed government position",)
+    assert verdict.queries == ("Shirley Temple government position held woman portrayed",)
     assert 'look up "Shirley Temple" next' in verdict.missing
 
 
 async def test_the_paragraph_about_the_bridge_entity_completes_the_question() -> None:
     """Once the paragraph about the woman the film names arrives, the question is covered."""
-    searched = [KISS_QUESTION, "Shirley Temple held woman portrayed government position"]
+    searched = [KISS_QUESTION, "Shirley Temple government position held woman portrayed"]
     verdict, _ = await engine.assess(KISS_QUESTION, [KISS, TREASURER, TEMPLE], searched)
     assert (verdict.sufficient, verdict.missing, verdict.queries) == (True, "", ())
 
@@ -82,7 +82,7 @@ async def test_a_handbook_bridge_looks_up_the_team_the_first_document_names() ->
     )
     verdict, _ = await engine.assess(question, [it_page], [question])
     assert not verdict.sufficient
-    assert verdict.queries[0] == "Infrastructure Team office floor"
+    assert verdict.queries[0] == "Infrastructure Team floor office"
     team_page = hit(
         2, "The Infrastructure Team sits on floor 7 of the north building.", "infrastructure-team.md"
     )
@@ -184,3 +184,19 @@ async def test_assessing_many_paragraphs_leaves_the_event_loop_free() -> None:
     ticks, seconds = await ticks_during(lambda: engine.assess(KISS_QUESTION, evidence, [KISS_QUESTION]))
     assert seconds > 0.02  # enough work that blocking the loop would show
     assert ticks >= 3
+
+
+async def test_a_word_capitalised_by_a_list_item_or_table_cell_is_never_looked_up() -> None:
+    """ "* Other parking: …" and "| Other |" do not make "Other" a name: the next query is the named team
+    plus the question's words in the question's order, never a lone stop word."""
+    question = "Which cars does the parking policy allow for the infrastructure team?"
+    policy = hit(
+        1,
+        "Parking rules.\n* Other parking: vans need approval from Facilities.\n\n| Group | Rule |\n| Other | none |",
+        "parking-policy.md",
+    )
+    verdict, _ = await engine.assess(question, [policy], [question])
+    assert not verdict.sufficient
+    assert verdict.queries[0] == "Facilities cars allow infrastructure team"
+    assert all("Other" not in query for query in verdict.queries)
+    assert '"Other"' not in verdict.missing

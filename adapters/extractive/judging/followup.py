@@ -47,6 +47,14 @@ def _lacking(support: PartSupport) -> list[str]:
     return [*generic[:LACKING_WORDS], *entities, *support.terms.answer_type[:2]]
 
 
+def in_question_order(words: Sequence[str], question: str) -> list[str]:
+    """The words in the order the question uses them (so a query reads like the question's own phrases:
+    "cars allow infrastructure team", not "allow infrastructure team cars"); words it lacks go last."""
+    folded = squeeze(question)
+    place = {word: folded.find(squeeze(word)) for word in words}
+    return sorted(words, key=lambda word: (place[word] < 0, place[word]))
+
+
 def _about(name: str, words: Sequence[str]) -> str:
     """A query about a named thing: the name, then the words (kept apart by a space)."""
     rest = join_words(words)
@@ -72,12 +80,13 @@ def _hops(support: PartSupport, question: str, lacking: list[str]) -> list[Choic
 def choices(support: PartSupport, question: str) -> list[Choice]:
     """Next queries for one uncovered part, most specific first (see the module docstring)."""
     terms = support.terms
-    lacking = _lacking(support)
+    lacking = in_question_order(_lacking(support), question)
     out = [] if support.compared else _hops(support, question, lacking)
     out.append(Choice(support.part))
     if len(terms.entities) == 1:
-        out.append(Choice(_about(terms.entities[0], [*terms.generic, *terms.answer_type])))
-    everything = [*terms.entities, *terms.generic, *terms.answer_type]
+        words = in_question_order([*terms.generic, *terms.answer_type], question)
+        out.append(Choice(_about(terms.entities[0], words)))
+    everything = in_question_order([*terms.entities, *terms.generic, *terms.answer_type], question)
     if everything:
         out.append(Choice(join_words(everything)))
     if lacking and len(lacking) < len(everything):

@@ -20,7 +20,10 @@ from core.text import STOP_WORDS_EN
 
 _QUOTED = re.compile(r"[「『“《\"]([^」』”》\"]{2,60})[」』”》\"]")
 _WORD = re.compile(r"[^\W_][\w'’.&/-]*")
-_SENTENCE_BREAK = re.compile(r"[.!?:;。！？；]\s*$|^\s*$")
+_SENTENCE_BREAK = re.compile(r"[.!?:;。！？；|]\s*$|^\s*$|\n\s*(?:[-*+•]|\d+[.)])?\s*$")
+_NEVER_A_NAME = frozenset(
+    "other others another each every all some any both either neither several many most few such no none".split()
+)  # capitalised only because they open a line, a list item or a table cell
 _CONNECTORS = frozenset("of the for de da del der di du la le van von y &".split())
 _LOOSE_CONNECTORS = _CONNECTORS | frozenset("in on at to a an with from".split())
 _ARTICLES = ("the ", "a ", "an ")
@@ -174,6 +177,7 @@ def english_spans(text: str, *, question: bool = False) -> list[str]:
         if len(chosen) == 1 and (
             (at_start and (first in _OPENERS or (chosen[0].istitle() and not question)))
             or first in _CALENDAR
+            or first in _NEVER_A_NAME
             or is_stop(first)
             or len(span) < 2
         ):
