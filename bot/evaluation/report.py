@@ -5,7 +5,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
+from bot.evaluation.runner import QuestionResult
 from bot.evaluation.summary import ROLES, GroupSummary
+
+MISSING_CHARS = 140  # a judged-missing text is shortened to this in the listing
 
 ROWS: tuple[tuple[str, str], ...] = (
     ("questions", "questions (failed)"),
@@ -67,4 +70,20 @@ def render_table(groups: Sequence[GroupSummary]) -> str:
     lines = ["  ".join(_pad(text, widths[i]) for i, text in enumerate(header)).rstrip()]
     lines.append("  ".join("-" * width for width in widths))
     lines.extend("  ".join(_pad(text, widths[i]) for i, text in enumerate(row)).rstrip() for row in rows)
+    return "\n".join(lines)
+
+
+def render_missing(results: Sequence[QuestionResult]) -> str:
+    """The parts judged missing on answerable questions (a notice where none was expected), per type: what
+    to read first when the notice rate is high. Empty when there are none."""
+    hedged = [r for r in results if r.notice and not r.expect_notice and r.status == "answered"]
+    if not hedged:
+        return ""
+    lines = [f"judged missing where no notice was expected ({len(hedged)} of {len(results)}):"]
+    for kind in dict.fromkeys(r.type for r in results):
+        for result in (r for r in hedged if r.type == kind):
+            missing = " ".join((result.missing or "(no part named)").split())
+            if len(missing) > MISSING_CHARS:
+                missing = missing[: MISSING_CHARS - 1] + "…"
+            lines.append(f"  {kind:<10} {result.id}: {missing}")
     return "\n".join(lines)

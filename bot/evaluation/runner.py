@@ -54,6 +54,7 @@ class QuestionResult:
     rounds: int = 0
     stop_reason: str = ""
     notice: bool = False
+    missing: str = ""  # what the final assessment judged missing (the notice names it)
     engine: str = ""
     baseline_found: list[bool] = field(default_factory=list)
     final_found: list[bool] = field(default_factory=list)
@@ -101,6 +102,7 @@ def score_record(
         result.rounds = len(trace.rounds)
         result.overruled = sum(1 for step in trace.rounds if step.overruled)
         result.stop_reason = str(trace.stop_reason)
+        result.missing = "" if trace.sufficient else trace.missing
     result.notice = bool(details.notice)
     result.engine = details.engine
     result.baseline_found = found_gold(item.gold, map(_paragraph, baseline))

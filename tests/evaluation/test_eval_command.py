@@ -29,6 +29,7 @@ QUESTIONS = [
         "gold": [{"must_contain": "int 占用 4 个字节"}],
     },
     {"id": "party", "type": "absent", "question": "公司 2031 年团建的预算是多少？"},
+    {"id": "hedged", "type": "single", "question": "公司 2031 年的年会在哪里办？", "expect_notice": False},
 ]
 
 
@@ -69,12 +70,17 @@ def test_eval_prints_the_table_and_writes_json_and_html(env: dict[str, str], tmp
     table = result.stdout
     assert "single" in table and "followup" in table and "absent" in table
     assert "gold by one search @10" in table and "gold cited in the answer" in table
+    listing = table.split("judged missing where no notice was expected (1 of 4):\n", 1)[1]
+    assert listing.startswith("  single     hedged: ") and "年会" in listing and "party" not in listing
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     by_id = {item["id"]: item for item in report["questions"]}
     assert by_id["leave"]["final_found"] == [True] and by_id["leave"]["keywords_found"] == [True]
     assert "Java" in by_id["memory"]["rewritten"] and by_id["memory"]["final_found"] == [True]
     assert by_id["party"]["gold"] == [] and by_id["party"]["expect_notice"] is True
     assert by_id["leave"]["calls"]["answer"] == 1
+    assert (
+        by_id["hedged"]["notice"] and "年会" in by_id["hedged"]["missing"] and by_id["leave"]["missing"] == ""
+    )
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert page.startswith("<!doctype html>") and "<svg" in page and "年假有几天" in page
 

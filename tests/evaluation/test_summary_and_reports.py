@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.evaluation.html_report import render_html
-from bot.evaluation.report import render_table
+from bot.evaluation.report import render_missing, render_table
 from bot.evaluation.runner import QuestionResult
 from bot.evaluation.summary import summarise_all
 
@@ -85,3 +85,20 @@ def test_table_and_html_show_every_group_and_escape_text() -> None:
     assert page.startswith("<!doctype html>") and "<svg" in page
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")  # nothing to fetch
+
+
+def test_the_parts_judged_missing_are_listed_for_hedged_answerable_questions_only() -> None:
+    """A notice where none was expected lists its missing text by type; expected notices and clean answers
+    are not listed; a long text is shortened; nothing hedged, nothing printed."""
+    results = [
+        _result(id="a", notice=True, missing="缺少关于「试用期」的资料"),
+        _result(id="b", type="absent", notice=True, expect_notice=True, missing="x"),
+        _result(id="c", notice=False),
+        _result(id="d", type="multihop", notice=True, missing="y" * 300),
+    ]
+    text = render_missing(results)
+    lines = text.splitlines()
+    assert lines[0] == "judged missing where no notice was expected (2 of 4):"
+    assert lines[1] == "  single     a: 缺少关于「试用期」的资料"
+    assert lines[2].startswith("  multihop   d: yyy") and lines[2].endswith("…") and len(lines) == 3
+    assert render_missing([_result(id="c")]) == ""

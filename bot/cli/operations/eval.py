@@ -12,7 +12,7 @@ from typing import Any
 from bot.compose import search_policy
 from bot.evaluation.html_report import render_html
 from bot.evaluation.questions import parse_lines
-from bot.evaluation.report import render_table
+from bot.evaluation.report import render_missing, render_table
 from bot.evaluation.runner import EvalRunner, QuestionResult, RunOptions
 from bot.evaluation.services import observed_services
 from bot.evaluation.summary import summarise_all
@@ -115,6 +115,10 @@ async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     groups = summarise_all(results)
     print(header)
     print(render_table(groups))
+    missing = render_missing(results)
+    if missing:
+        print()
+        print(missing)
     if args.json_path:
         payload = {
             "header": header,
