@@ -54,10 +54,10 @@ def referent_en(previous: str, pronoun: str, span: str) -> str:
         return " ".join(names[0])
     of = re.search(r"\bof\s+((?:[A-Za-z][\w-]*\s*)+)", span)
     if of:
-        words = of.group(1).split()
-        stop = next((i for i, word in enumerate(words) if is_stop(word)), len(words))
+        asked = of.group(1).split()
+        stop = next((i for i, word in enumerate(asked) if is_stop(word)), len(asked))
         if stop:
-            return " ".join(words[:stop])
+            return " ".join(asked[:stop])
     return span
 
 
