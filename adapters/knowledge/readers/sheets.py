@@ -75,11 +75,13 @@ def read_xlsx(data: bytes) -> Parsed:
             formulas = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
         except Exception as exc:  # openpyxl raises KeyError, ValueError, ... on a damaged workbook
             raise ReadFailed(f"corrupt Excel workbook ({described(exc)})") from exc
-        uncomputed = [0]
+        uncomputed = 0
         try:
             parts: list[DocumentPart] = []
             for sheet, with_formulas in zip(workbook.worksheets, formulas.worksheets, strict=True):
-                parts.extend(_sheet_parts(sheet, with_formulas, uncomputed))
+                sheet_parts, unsaved = _sheet_parts(sheet, with_formulas)
+                parts.extend(sheet_parts)
+                uncomputed += unsaved
             title = own_title(workbook.properties.title)
         except Exception as exc:
             raise ReadFailed(f"corrupt Excel workbook ({described(exc)})") from exc
@@ -87,34 +89,37 @@ def read_xlsx(data: bytes) -> Parsed:
             workbook.close()
             formulas.close()
     notes: tuple[str, ...] = ()
-    if uncomputed[0]:
-        notes = (f"{uncomputed[0]} formula cell(s) have no saved value; read as their formulas",)
+    if uncomputed:
+        notes = (f"{uncomputed} formula cell(s) have no saved value; read as their formulas",)
     return Parsed(tuple(parts), title=title, warnings=notes)
 
 
-def _values(sheet: Any, with_formulas: Any, uncomputed: list[int]) -> Iterator[list[Any]]:
-    """The sheet's rows of values; a formula without a saved value gives its formula text (counted)."""
-    computed = sheet.iter_rows(min_row=1, values_only=True)
-    written = with_formulas.iter_rows(min_row=1, values_only=True)
-    for values, sources in zip(computed, written, strict=False):
-        row = list(values)
-        for at, value in enumerate(row):
-            source = sources[at] if at < len(sources) else None
-            if value is None and isinstance(source, str) and source.startswith("="):
-                row[at] = source
-                uncomputed[0] += 1
-        yield row
+def _with_formulas(values: Sequence[Any], sources: Sequence[Any]) -> tuple[list[Any], int]:
+    """A row's values, a formula without a saved value replaced by its formula text; how many were."""
+    row = list(values)
+    replaced = 0
+    for at, value in enumerate(row):
+        source = sources[at] if at < len(sources) else None
+        if value is None and isinstance(source, str) and source.startswith("="):
+            row[at] = source
+            replaced += 1
+    return row, replaced
 
 
-def _sheet_parts(sheet: Any, with_formulas: Any, uncomputed: list[int]) -> list[DocumentPart]:
+def _sheet_parts(sheet: Any, with_formulas: Any) -> tuple[list[DocumentPart], int]:
+    """The sheet's rows as parts, and how many formula cells had no saved value."""
     for each in (sheet, with_formulas):
         each.reset_dimensions()  # some writers store a wrong used range; read every row there is
     name = " ".join(str(sheet.title).split())
-    rows = (
-        (number, [cell_text(value) for value in values])
-        for number, values in enumerate(_values(sheet, with_formulas, uncomputed), start=1)
-    )
-    return list(_rows_as_parts(rows, sheet=name, heading_path=(name,)))
+    computed = sheet.iter_rows(min_row=1, values_only=True)
+    written = with_formulas.iter_rows(min_row=1, values_only=True)
+    rows: list[tuple[int, list[str]]] = []
+    uncomputed = 0
+    for number, (values, sources) in enumerate(zip(computed, written, strict=False), start=1):
+        row, replaced = _with_formulas(values, sources)
+        uncomputed += replaced
+        rows.append((number, [cell_text(value) for value in row]))
+    return list(_rows_as_parts(rows, sheet=name, heading_path=(name,))), uncomputed
 
 
 def read_csv(text: str, *, tab_separated: bool = False) -> Parsed:
