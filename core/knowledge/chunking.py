@@ -46,7 +46,8 @@ from core.models import Chunk, DocumentPart
 
 DEFAULT_MAX_TOKENS = 400
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+# YAML front matter (group 1: its body, absent when empty); the Markdown reader reads it as metadata
+FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INVISIBLE = re.compile(r"[\u200b\u2060\ufeff]")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -140,7 +141,7 @@ def _text_blocks(text: str) -> Iterator[_Block]:
 def _blocks(markdown: str, *, front_matter: bool = True) -> Iterator[_Block]:
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
     if front_matter:
-        text = _FRONT_MATTER.sub("", text, count=1)
+        text = FRONT_MATTER.sub("", text, count=1)
     for is_code, segment in _segments(text):
         if is_code:
             yield _Block("code", segment.strip("\n"))
@@ -336,7 +337,7 @@ def chunk_parts(parts: Sequence[DocumentPart], *, max_tokens: int = DEFAULT_MAX_
 def body_text(markdown: str) -> str:
     """The text of a document that can become chunks: without front matter, HTML comments, invisible
     characters and surrounding whitespace ("" for an empty or front-matter-only file)."""
-    text = _FRONT_MATTER.sub("", markdown.lstrip("\ufeff"), count=1)
+    text = FRONT_MATTER.sub("", markdown.lstrip("\ufeff"), count=1)
     return _INVISIBLE.sub("", _COMMENT.sub("", text)).strip()
 
 

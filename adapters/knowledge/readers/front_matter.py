@@ -11,7 +11,8 @@ import re
 
 import yaml
 
-_YAML = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+from core.knowledge.chunking import FRONT_MATTER
+
 _META_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*):[ \t]*(.*)$")
 _CONTINUATION = re.compile(r"^(?: {4}|\t)[ \t]*(\S.*)$")
 META_KEYS = frozenset(
@@ -20,7 +21,7 @@ META_KEYS = frozenset(
 
 
 def _yaml_block(text: str) -> tuple[dict[str, str], str] | None:
-    match = _YAML.match(text)
+    match = FRONT_MATTER.match(text)
     if match is None:
         return None
     try:
