@@ -168,12 +168,15 @@ def supported_sentences(
     evidence: Sequence[Hit],
     candidates: Sequence[Sentence],
     meaning: Similarities | None = None,
+    *,
+    others: frozenset[int] = frozenset(),
 ) -> list[Sentence]:
-    """The best sentences of the paragraphs that support the part; the anchor always contributes one, and
-    a bridge hop's linked paragraph what it adds (_hop_sentences)."""
+    """The best sentences of the paragraphs that support the part, or of another paragraph naming its subject
+    that no other part is answered from (``others``, 1-based); the anchor always contributes one, and a
+    bridge hop's linked paragraph what it adds (_hop_sentences)."""
     sources = {index + 1 for index in support.paragraphs}
     if support.hop is None:
-        sources |= _naming(support, evidence)
+        sources |= _naming(support, evidence) - others
     pool = [s for s in candidates if s.source in sources]
     chosen = list(support.quoted[:MEANING_SENTENCES])
     supporting = frozenset(index + 1 for index in support.paragraphs)
@@ -220,7 +223,14 @@ def answer_pieces(
         if support is None:  # a part of nothing but answer-type words: the judge has no say, quote by terms
             chosen = best_sentences(part, evidence, candidates, meaning) if evidence else []
         else:
-            chosen = supported_sentences(support, evidence, candidates, meaning) if support.covered else []
+            others = frozenset(
+                index + 1 for other in supports if other is not support for index in other.paragraphs
+            ) - {index + 1 for index in support.paragraphs}
+            chosen = (
+                supported_sentences(support, evidence, candidates, meaning, others=others)
+                if support.covered
+                else []
+            )
         lead = "\n" if len(parts) == 1 else ""
         if not chosen and support is not None and evidence:
             closest = closest_sentences(support, evidence, candidates, threshold=threshold, meaning=meaning)

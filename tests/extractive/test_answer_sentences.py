@@ -76,3 +76,24 @@ async def test_without_support_the_closest_sentence_is_shown_with_its_citation_n
     assert "未找到" not in text
     assert "未能确认" in text
     assert f"- {LIMIT} [1]" in text
+
+
+async def test_a_part_is_not_quoted_from_the_paragraph_another_part_is_answered_from() -> None:
+    """Compound question: the sick-leave sentence reads close to the expenses part, but it answers the
+    sick-leave part, so it is quoted there only."""
+    question = "病假有几天，以及报销的截止期限是多久？"
+    sick = "员工每年享有 12 天带薪病假。"
+    expenses = "所有费用必须在 30 天内提交报销单，这是报销的截止期限。"
+    embedder = MeaningEmbedder(
+        {
+            "病假有几天": [1.0, 0.0, 0.0],
+            "报销的截止期限是多久": [0.0, 1.0, 0.0],
+            sick.rstrip("。"): [0.75, 0.66, 0.0],
+            expenses.rstrip("。"): [0.0, 0.7, 0.71],
+        }
+    )
+    evidence = [hit(1, sick, "病假与其他假期.md", "病假"), hit(2, expenses, "费用报销.md", "报销截止期限")]
+    text = await _answer(question, evidence, embedder)
+    leave, deadline = text.split("【报销的截止期限是多久】")
+    assert f"- {sick} [1]" in leave
+    assert sick not in deadline and f"- {expenses} [2]" in deadline
