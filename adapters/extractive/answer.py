@@ -1,13 +1,14 @@
-"""The extractive answer: per question part, the sentences of the paragraphs that support it, with citations.
+"""The extractive answer: per question part, the sentences of the evidence that answer it, with citations.
 
-The parts and their support come from the same judgement the assessor makes (judging.assess.judge_parts):
-a part is answered only when the evidence supports it, and then from the paragraphs that do — the anchor,
-the linked paragraph of a bridge hop (the one naming the bridge entity and the one about it), and other
-paragraphs that cover the part alone — each contributing its best sentences. ``[n]`` is the 1-based index
-of the paragraph in the request's evidence, as the pipeline numbers its sources. A part the evidence does
-not support says so plainly; nothing is ever composed beyond the quoted sentences, a label and the part
-headings. The standalone (rewritten) question is answered when the request carries one. CPU-bound (jieba):
-call from a worker thread.
+The parts and their support come from the same judgement the assessor makes (judging.assess.judge_parts).
+A supported part is quoted from the paragraphs that support it — the anchor, the linked paragraph of a
+bridge hop, other paragraphs covering the part alone — and from any other paragraph naming its subject
+that no other part is answered from; sentences are chosen by how well they answer the part
+(language/relevance.py, docs/design.md#the-extractive-answer). A part the evidence does not support
+shows its closest sentences as unconfirmed when some come close, else says so plainly; nothing is ever
+composed beyond the quoted sentences, a label and the part headings. ``[n]`` is the 1-based index of the
+paragraph in the request's evidence, as the pipeline numbers its sources. The standalone (rewritten)
+question is answered when the request carries one. CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
