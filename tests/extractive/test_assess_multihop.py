@@ -200,3 +200,24 @@ async def test_a_word_capitalised_by_a_list_item_or_table_cell_is_never_looked_u
     assert verdict.queries[0] == "Facilities cars allow infrastructure team"
     assert all("Other" not in query for query in verdict.queries)
     assert '"Other"' not in verdict.missing
+
+
+async def test_the_anchor_and_the_paragraph_about_a_name_both_it_and_the_question_give_completes_a_part() -> (
+    None
+):
+    """The question names the hall; the choir's paragraph names it too, and the hall's own paragraph says
+    when it was built: the two together answer it, no notice and nothing more to look up."""
+    question = "The Harbor Lights choir, led by conductor Mara Voss, performs at Westbridge Hall, which was built in what year?"
+    choir = hit(
+        1,
+        "The Harbor Lights choir is an amateur choir led by conductor Mara Voss. "
+        "It gives its winter concerts at Westbridge Hall.",
+        "Harbor Lights choir",
+    )
+    hall = hit(
+        2, "Westbridge Hall is a concert venue in Portsmouth. It was built in 1889.", "Westbridge Hall"
+    )
+    verdict, _ = await engine.assess(question, [choir, hall], [question])
+    assert verdict.sufficient, verdict.missing
+    alone, _ = await engine.assess(question, [choir], [question])
+    assert not alone.sufficient

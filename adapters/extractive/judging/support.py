@@ -9,8 +9,10 @@ covered when
   sentences that match the part, entities the question does not mention: the missing words are then
   expected in a paragraph about one of those entities;
 * or an anchor plus one paragraph linked to it does: a paragraph *about* one of the anchor's top
-  bridge entities (forward link, IRCoT's next hop), or a paragraph that names the anchor's own subject
-  and adds terms the anchor lacks (backward link).
+  bridge entities (forward link, IRCoT's next hop), a paragraph that names the anchor's own subject
+  and adds terms the anchor lacks (backward link), or a paragraph about a name the question gives and the
+  anchor names too that adds terms the anchor lacks (the question states its own bridge: "…represented
+  Virginia Commonwealth University, which was founded in what year?").
 
 A bridge-shaped part (bridges.py) is covered only through a link, however many of its words the anchor
 contains. A compared part (one entity of a comparison) asks about that entity itself and needs a
@@ -134,12 +136,16 @@ def _linked_cover(
 ) -> tuple[Match, int] | None:
     """The joint match of anchor ``a`` and a paragraph linked to it that completes the part with it."""
     subject = title_of(evidence[a])
+    named = [
+        e for e in terms.entities if _names(evidence[a], e)
+    ]  # the question's own bridge, if the anchor names it
     for b, other in enumerate(evidence):
         if b == a:
             continue
         forward = any(is_about(other, name) for name in bridges)
         backward = squeeze(subject) not in asked and _names(other, subject)
-        if not (forward or backward):
+        through_named = any(is_about(other, name) for name in named)
+        if not (forward or backward or through_named):
             continue
         pair = match(terms, [stacks[a], stacks[b]])
         adds = len(pair.entities) + len(pair.generic) > len(single.entities) + len(single.generic)
