@@ -78,10 +78,7 @@ def closest_sentences(
     if not scored:
         return []
     best = scored[0]
-    similarity = (
-        dict((s, score) for score, s in meaning.ranked(part)).get(best.sentence, 0.0) if meaning else 0.0
-    )
-    if not (broadly or best.words >= threshold or similarity >= CLOSE_IN_MEANING):
+    if not (broadly or best.words >= threshold or best.similarity >= CLOSE_IN_MEANING):
         return []
     return best_sentences(part, evidence, pool, meaning)[:CLOSEST_SENTENCES]
 

@@ -67,22 +67,20 @@ def replace_pronouns_en(question: str, subject: str, previous: str = "") -> str 
     matches = [m for m in _PRONOUN_EN.finditer(question) if _refers_back(question, m)]
     if not matches:
         return None
-    span = subject
     out = question
     for match in reversed(matches):
         word = match.group(1).lower()
-        after = question[match.end() :]
-        noun = _noun_after(after)
-        subject = referent_en(previous, word, span) if previous else span
+        noun = _noun_after(question[match.end() :])
+        referent = referent_en(previous, word, subject) if previous else subject
         if word in ("its", "their") and noun:
-            replacement = f"the {noun[0]} of {subject}"
+            replacement = f"the {noun[0]} of {referent}"
             out = out[: match.start()] + replacement + out[match.end() + noun[1] :]
         elif word in ("this", "that", "these", "those") and noun and _looks_like_noun(noun[0].split()[0]):
             head = noun[0]
-            replacement = subject if fold(head) in fold(subject) else f"the {head} of {subject}"
+            replacement = referent if fold(head) in fold(referent) else f"the {head} of {referent}"
             out = out[: match.start()] + replacement + out[match.end() + noun[1] :]
         else:
-            out = out[: match.start()] + subject + out[match.end() :]
+            out = out[: match.start()] + referent + out[match.end() :]
     return out
 
 

@@ -136,9 +136,8 @@ def _linked_cover(
 ) -> tuple[Match, int] | None:
     """The joint match of anchor ``a`` and a paragraph linked to it that completes the part with it."""
     subject = title_of(evidence[a])
-    named = [
-        e for e in terms.entities if _names(evidence[a], e)
-    ]  # the question's own bridge, if the anchor names it
+    # a name the question gives that the anchor names too: the question's own bridge
+    named = [e for e in terms.entities if _names(evidence[a], e)]
     for b, other in enumerate(evidence):
         if b == a:
             continue

@@ -75,7 +75,7 @@ def score_sentences(
 ) -> list[Scored]:
     """The sentences (all, or those ``among``) that share a word with the part or are close in meaning to it,
     best first (ties in evidence order)."""
-    wanted = list(dict.fromkeys(terms(part)))
+    wanted = terms(part)  # deduplicated, in order
     weights = index.idf(wanted)
     total = sum(weights.values())
     similar = {sentence: score for score, sentence in meaning.ranked(part)} if meaning is not None else {}
