@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapters.extractive import ExtractiveEngine
 from adapters.extractive.language.relevance import SentenceIndex, score_sentences
+from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import split_sentences
 from core.models import AnswerRequest
 from tests.extractive.helpers import MeaningEmbedder, collect, hit
@@ -57,10 +58,16 @@ async def test_a_sentence_far_in_meaning_and_words_is_left_out() -> None:
 
 
 def test_meaning_outranks_repeated_words_and_rare_words_outrank_common_ones() -> None:
-    """Scores: the answering sentence above the one repeating the words; without meaning, rare words lead."""
+    """Scores: words alone put the opening that repeats the question first, meaning puts the answering
+    sentence above it; without meaning, the rarer shared words lead ("工资" over the common "试用期")."""
     evidence = [hit(1, f"{OPENING}{LIMIT}{WAGES}", "劳动合同法.md")]
     sentences = split_sentences(evidence)
     index = SentenceIndex.of(evidence, sentences)
+    part = PROBATION.rstrip("？")
+    by_words = score_sentences(part, index, None)
+    assert [item.sentence.text for item in by_words[:2]] == [OPENING, LIMIT]
+    meaning = Similarities((part,), tuple(sentences), ((0.5, 0.85, 0.3),))
+    assert score_sentences(part, index, meaning)[0].sentence.text == LIMIT
     words_only = score_sentences("试用期工资最低多少", index, None)
     assert words_only[0].sentence.text == WAGES
 
