@@ -15,6 +15,7 @@ import inspect
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +97,20 @@ def _silence_stdout() -> None:
         pass
 
 
+def _quiet_late_threads() -> None:
+    """After a Ctrl-C, a store's worker thread (aiosqlite) may finish its query after the event loop closed
+    and fail handing the result back ("Event loop is closed"); that is not the user's error, so it prints
+    nothing. Any other thread error still goes to the usual hook."""
+    usual = threading.excepthook
+
+    def hook(failure: threading.ExceptHookArgs) -> None:
+        if isinstance(failure.exc_value, RuntimeError) and "Event loop is closed" in str(failure.exc_value):
+            return
+        usual(failure)
+
+    threading.excepthook = hook
+
+
 def run_command(
     handler: Callable[[argparse.Namespace, Any], Any], args: argparse.Namespace, settings: Any
 ) -> int:
@@ -117,6 +132,8 @@ def run_command(
     except KeyboardInterrupt:
         if verbose:
             log.exception("interrupted")
+        else:
+            _quiet_late_threads()
         print(f"\n{interrupted_line(state)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:

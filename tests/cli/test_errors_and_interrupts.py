@@ -287,3 +287,36 @@ def test_an_ingest_whose_output_pipe_closes_still_finishes(tmp_path: Path) -> No
     assert process.wait(timeout=120) == 0
     listing = kb(env, "docs", "list", "--dataset", "t")
     assert listing.returncode == 0 and "40 documents" in listing.stdout
+
+
+def test_a_store_thread_finishing_after_ctrl_c_prints_no_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while a worker thread (as aiosqlite's) still runs a query: the thread later fails to hand
+    its result to the closed event loop; the user sees only the interrupted line."""
+    import asyncio
+    import threading
+
+    from bot.cli.outcome import run_command
+
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    release = threading.Event()
+    worker: list[threading.Thread] = []
+
+    async def handler(_: argparse.Namespace, __: object) -> int:
+        loop = asyncio.get_running_loop()
+
+        def late() -> None:
+            release.wait(10)
+            loop.call_soon_threadsafe(lambda: None)  # the loop is closed by now
+
+        worker.append(threading.Thread(target=late))
+        worker[0].start()
+        raise KeyboardInterrupt
+
+    assert run_command(handler, argparse.Namespace(), None) == 130
+    release.set()
+    worker[0].join(10)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "Event loop is closed" not in err
+    assert err.strip().splitlines()[-1].startswith(("interrupted", "已中断"))
