@@ -273,6 +273,8 @@ def test_an_ingest_whose_output_pipe_closes_still_finishes(tmp_path: Path) -> No
         (folder / f"note{n}.md").write_text(
             f"# Note {n}\n\nParking space {n} is in lot B.\n", encoding="utf-8"
         )
+    for n in range(5):  # blank files: their warnings are written mid-ingest, after the reader left
+        (folder / f"note{n}-blank.md").write_text("", encoding="utf-8")
     env = clean_env(tmp_path / "home")
     process = subprocess.Popen(
         [sys.executable, "-m", "bot", "ingest", str(folder), "--dataset", "t"],

@@ -23,6 +23,7 @@ from adapters.knowledge.factory import open_knowledge_base
 from adapters.knowledge.readers.base import MB
 from bot.cli.knowledge.ingest_progress import IngestReporter
 from bot.cli.knowledge.writing import add_no_wait, held_for_writing
+from bot.cli.reader_may_leave import output_may_close
 from bot.cli.texts import phrase
 from bot.settings import IngestSettings, Settings, field_bounds
 from core.errors import InvalidInput
@@ -94,7 +95,13 @@ def details(summary: IngestSummary) -> str:
 async def run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     """Ingest and report every file, holding the dataset's writer lock (bot.cli.knowledge.writing); 2 on
     bad input (a missing path, the wrong model), 1 when nothing could be ingested (every file skipped,
-    or none found) or, with --no-wait, when another process is writing the dataset."""
+    or none found) or, with --no-wait, when another process is writing the dataset. An output pipe that
+    closes (`| head`) stops the lines, never the ingest."""
+    with output_may_close():
+        return await _run_ingest(args, settings)
+
+
+async def _run_ingest(args: argparse.Namespace, settings: Settings) -> int:
     started = time.perf_counter()
     dataset = (args.dataset or "").strip()
     if not dataset:
