@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from adapters.extractive import ExtractiveEngine
+from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, judge_parts
 from core.text import normalize_query
 from tests.extractive.helpers import hit, ticks_during
 
@@ -149,6 +150,21 @@ async def test_chinese_distributed_question_asks_for_the_missing_entity_only() -
     sick = hit(2, "员工每年享有 12 天带薪病假。", "病假与其他假期.md", "病假")
     final, _ = await engine.assess(question, [leave, sick], [question, "病假有几天"])
     assert final.sufficient
+
+
+async def test_a_quantity_under_a_sibling_section_does_not_answer_the_part() -> None:
+    """病假有几天 is not answered by "每次不超过 3 天" under 病假与其他假期 > 事假: the document's name holds the word,
+    the paragraph's own section is another leave; with the 病假 section found, only it is quoted for the part."""
+    question = "年假和病假分别有几天？"
+    leave = hit(1, "工龄满 1 年不满 5 年：每年 10 天年假。", "年假制度", "年假制度 > 年假天数")
+    personal = hit(2, "事假为无薪假，每次不超过 3 天。", "病假与其他假期", "病假与其他假期 > 事假")
+    verdict, _ = await engine.assess(question, [leave, personal], [question])
+    assert (verdict.sufficient, verdict.queries) == (False, ("病假有几天",))
+    sick = hit(3, "员工每年享有 12 天带薪病假。", "病假与其他假期", "病假与其他假期 > 病假")
+    final, _ = await engine.assess(question, [leave, personal, sick], [question, "病假有几天"])
+    assert final.sufficient
+    [_, sick_part] = judge_parts(question, [leave, personal, sick], threshold=DEFAULT_COVERAGE_THRESHOLD)
+    assert sick_part.covered and sick_part.paragraphs == (2,)
 
 
 async def test_one_table_covering_both_compared_cities_is_enough() -> None:

@@ -7,8 +7,9 @@ linked to it, with entity-like terms weighing more than generic words and answer
 scattered over unrelated paragraphs never cover a part. Uncovered parts become the ``missing`` text and,
 at most two, the next queries (followup.py), never a normalised repeat of a searched query. A part asking
 for a quantity (an amount, duration, count or date) is covered only by paragraphs that state one of that
-kind (language/quantities.py): the topic alone does not answer "几天". CPU-bound (jieba): call from a worker
-thread.
+kind (language/quantities.py) and name what the part asks about in their own section heading or text: the
+topic alone does not answer "几天", nor does a sibling section under a document named after it. CPU-bound
+(jieba): call from a worker thread.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import replace
 from adapters.extractive.judging.bridges import is_bridge_shaped
 from adapters.extractive.judging.followup import choices, note, pick
 from adapters.extractive.judging.support import MAX_SUPPORTING, PartSupport, analyse_part, hit_text
+from adapters.extractive.language.entities import own_heading
 from adapters.extractive.language.quantities import answers_asked_quantity, asked_units
 from adapters.extractive.language.semantic import SEMANTIC_MARGIN, SEMANTIC_SUPPORT, Similarities
 from adapters.extractive.language.sentences import Sentence
@@ -39,11 +41,29 @@ __all__ = [
 ]
 
 
-def _answers_the_asked_kind(support: PartSupport, evidence: Sequence[Hit]) -> bool:
-    """A part asking for a quantity is supported only by paragraphs that state one (not just its topic)."""
-    if not support.covered:
-        return True
-    return any(answers_asked_quantity(support.part, evidence[i].content) for i in support.paragraphs)
+def _states_it_about_the_part(support: PartSupport, hit: Hit) -> bool:
+    """The paragraph states a quantity of the asked kind, and its own text (its section heading and content,
+    not the document name or parent headings) names something the part asks about: under "病假与其他假期 >
+    事假", "每次不超过 3 天" is about 事假, not 病假."""
+    if not answers_asked_quantity(support.part, hit.content):
+        return False
+    asked = (*support.terms.entities, *support.terms.generic)
+    own = Haystack.of(f"{own_heading(hit)}\n{hit.content}")
+    return not asked or any(own.contains(term) for term in asked)
+
+
+def _answering_the_asked_kind(support: PartSupport, evidence: Sequence[Hit]) -> PartSupport:
+    """A part asking for a quantity is supported only by paragraphs that state one about it (not just its
+    topic, not under a sibling section's heading): without one it is not covered; with one, a paragraph
+    that does not is no longer quoted for it (unless it is the anchor of a linked hop)."""
+    if not support.covered or asked_units(support.part) is None:
+        return support
+    stating = tuple(i for i in support.paragraphs if _states_it_about_the_part(support, evidence[i]))
+    if not stating:
+        return replace(support, covered=False)
+    if support.hop is not None or stating == support.paragraphs:
+        return support
+    return replace(support, anchor=evidence[stating[0]], paragraphs=stating)
 
 
 def focus_term(part: str, sentences: Sequence[Sentence]) -> str | None:
@@ -105,7 +125,7 @@ def judge_parts(
         analyse_part(t, evidence, stacks, question=question, threshold=threshold, compared=bool(focus))
         for t, focus in kept
     ]
-    supports = [s if _answers_the_asked_kind(s, evidence) else replace(s, covered=False) for s in supports]
+    supports = [_answering_the_asked_kind(s, evidence) for s in supports]
     return [_by_meaning(s, evidence, stacks, meaning) for s in supports]
 
 

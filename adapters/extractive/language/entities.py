@@ -97,6 +97,11 @@ def top_heading(hit: Hit) -> str:
     return hit.heading.split(" > ", 1)[0].strip()
 
 
+def own_heading(hit: Hit) -> str:
+    """The last heading of the paragraph's path: the section the paragraph itself belongs to ('' when none)."""
+    return hit.heading.rsplit(" > ", 1)[-1].strip()
+
+
 def is_about(hit: Hit, entity: str) -> bool:
     """Whether the paragraph's document is about the entity: its title (document name, or the document's
     own first heading, since file names often carry suffixes such as "-2b1e0c") names it."""
