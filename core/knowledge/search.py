@@ -22,8 +22,15 @@ Scores (all "higher is better"):
 
   Both are deterministic: fused scores are rounded to 12 decimals (so summation-order noise cannot
   decide an order) and equal fused scores are ordered by id. :data:`FUSIONS` maps names to
-  functions so the store can switch with a setting. Both produce *relative* scores (the best candidate
-  of a query is near 1 whatever its absolute quality), so the caller should apply the per-mode
+  functions so the store can switch with a setting.
+
+  Both alone give *relative* scores: a list's best hit gets full marks however weak it is, so a lone
+  vector hit at cosine 0.01 would fuse to 0.5 like a real match. Each list's share is therefore scaled
+  by its *confidence* (:func:`list_confidence`): its best absolute score over the score that counts as a
+  clear match (:data:`CLEAR_COSINE`, :data:`CLEAR_KEYWORDS`), at most 1. A list whose best hit is a clear
+  match fuses exactly as before; a list that found nothing clear cannot lift its hits to the level of
+  the other list's real matches, and a query that matches nothing well fuses to low scores, which the
+  request's threshold then drops (docs/design.md#blend-fusion). The caller applies the per-mode
   thresholds to the input lists before fusing and the request's threshold to the fused scores.
 """
 
@@ -44,6 +51,10 @@ MAX_LIMIT = 50
 RRF_K = 60
 BM25_HALF_SCORE = 4.0
 SCORE_DIGITS = 12  # fused scores are rounded so float noise cannot beat the id tie-break
+CLEAR_COSINE = (
+    0.5  # a vector list whose best hit reaches this is fully trusted in blend (see list_confidence)
+)
+CLEAR_KEYWORDS = 0.5  # likewise for normalise_bm25 scores: one distinctive term matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,26 +199,52 @@ def relative_score_fuse(
     keyword_hits: Sequence[Hit],
     *,
     vector_weight: float = 0.5,
+    clear_cosine: float = CLEAR_COSINE,
+    clear_keywords: float = CLEAR_KEYWORDS,
 ) -> list[Hit]:
-    """Weaviate's relativeScoreFusion: min-max normalise each list, then a weighted sum (missing = 0).
+    """Weaviate's relativeScoreFusion with absolute confidence: min-max normalise each list, scale it by
+    list_confidence (its best score over the clear score, at most 1), then a weighted sum (missing = 0).
 
-    vector_weight is clamped to [0, 1]; the keyword list gets 1 - vector_weight. The fused hit is the
-    vector list's copy when the hit is in both, carrying the fused score.
+    vector_weight is clamped to [0, 1]; the keyword list gets 1 - vector_weight. Clear scores of 0 give
+    plain relativeScoreFusion. The fused hit is the vector list's copy when the hit is in both, carrying
+    the fused score.
     """
     weight = min(1.0, max(0.0, vector_weight))
     totals: dict[str, float] = {}
     carriers: dict[str, Hit] = {}
-    for hits, list_weight in ((vector_hits, weight), (keyword_hits, 1.0 - weight)):
+    for hits, list_weight, clear in (
+        (vector_hits, weight, clear_cosine),
+        (keyword_hits, 1.0 - weight, clear_keywords),
+    ):
         unique = _best_by_id(hits)
+        share = list_weight * list_confidence(unique, clear)
         for hit, norm in zip(unique, min_max([h.score for h in unique]), strict=True):
-            totals[hit.id] = totals.get(hit.id, 0.0) + list_weight * norm
+            totals[hit.id] = totals.get(hit.id, 0.0) + share * norm
             carriers.setdefault(hit.id, hit)
     fused = [replace(carriers[hit_id], score=round(total, SCORE_DIGITS)) for hit_id, total in totals.items()]
     return sorted(fused, key=_rank_key)
 
 
+def list_confidence(hits: Sequence[Hit], clear: float) -> float:
+    """How far a list's best absolute score goes towards a clear match: min(1, best / clear); 0 when empty.
+
+    A clear score of 0 or less trusts every list fully (the fusions' plain relative behaviour).
+    """
+    if not hits:
+        return 0.0
+    if clear <= 0:
+        return 1.0
+    return min(1.0, max(0.0, max(hit.score for hit in hits)) / clear)
+
+
 def _rrf_pair(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit]) -> list[Hit]:
-    return rrf_fuse([vector_hits, keyword_hits])
+    """RRF of the two lists, each list's weight scaled by its confidence (list_confidence)."""
+    weights = [list_confidence(vector_hits, CLEAR_COSINE), list_confidence(keyword_hits, CLEAR_KEYWORDS)]
+    fused = rrf_fuse([vector_hits, keyword_hits], weights=weights)
+    ceiling = 2 / (RRF_K + 1)
+    full = sum(w / (RRF_K + 1) for w in weights)
+    scale = full / ceiling if ceiling > 0 else 0.0
+    return [replace(hit, score=round(hit.score * scale, SCORE_DIGITS)) for hit in fused]
 
 
 Fusion = Callable[[Sequence[Hit], Sequence[Hit]], list[Hit]]
@@ -221,6 +258,25 @@ def fuse(name: str, vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit]) -> 
     except KeyError:
         raise ValueError(f"unknown fusion {name!r}; known: {', '.join(FUSIONS)}") from None
     return fusion(vector_hits, keyword_hits)
+
+
+FULL_CORPUS_CHUNKS = 100  # from this size on, a distinctive term's idf is about what BM25_HALF_SCORE assumes
+
+
+def _best_idf(chunks: int) -> float:
+    """Lucene idf of a term found in one chunk of a corpus of this many chunks."""
+    return math.log(1 + (max(1, chunks) - 0.5) / 1.5)
+
+
+def bm25_half_for(chunks: int) -> float:
+    """normalise_bm25's half for a dataset of this many chunks: BM25_HALF_SCORE from FULL_CORPUS_CHUNKS on,
+    and lower in proportion to the best possible idf below it. In a one-document dataset every idf is
+    ln(1 + 0.5/1.5) ~ 0.29, so with the full-corpus half no match, however exact, would reach the
+    threshold; scaled, an exact match there scores as it would in a large corpus
+    (docs/storage.md#bm25-beside-chroma-rebuilt-after-a-batch-of-changes)."""
+    if chunks >= FULL_CORPUS_CHUNKS:
+        return BM25_HALF_SCORE
+    return BM25_HALF_SCORE * _best_idf(chunks) / _best_idf(FULL_CORPUS_CHUNKS)
 
 
 def normalise_bm25(scores: Sequence[float], *, half: float = BM25_HALF_SCORE) -> list[float]:

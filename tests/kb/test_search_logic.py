@@ -11,10 +11,14 @@ import pytest
 
 from core.errors import InvalidInput
 from core.knowledge.search import (
+    BM25_HALF_SCORE,
+    CLEAR_COSINE,
     FUSIONS,
     SearchTiers,
+    bm25_half_for,
     build_search_request,
     fuse,
+    list_confidence,
     merge_ranked,
     min_max,
     normalise_bm25,
@@ -247,12 +251,41 @@ def test_relative_score_fusion_hand_computed(weight: float, expected: list[str])
 
 
 def test_relative_score_fusion_edge_cases() -> None:
-    """Empty lists fuse to nothing; a lone hit counts as its list's best; weights clamp to [0, 1]."""
+    """Empty lists fuse to nothing; a lone hit keeps its absolute strength; weights clamp to [0, 1]."""
     assert relative_score_fuse([], []) == []
     only = relative_score_fuse([hit("a", 0.3)], [])
-    assert [(h.id, h.score) for h in only] == [("a", 0.5)]
-    clamped = relative_score_fuse([hit("a", 0.3)], [hit("b", 2.0)], vector_weight=3.0)
+    assert [(h.id, h.score) for h in only] == [("a", pytest.approx(0.5 * 0.3 / CLEAR_COSINE))]
+    clamped = relative_score_fuse([hit("a", 0.6)], [hit("b", 2.0)], vector_weight=3.0)
     assert [(h.id, h.score) for h in clamped] == [("a", 1.0), ("b", 0.0)]
+    plain = relative_score_fuse([hit("a", 0.01)], [], clear_cosine=0, clear_keywords=0)
+    assert [(h.id, h.score) for h in plain] == [("a", 0.5)]
+
+
+def test_a_hit_that_matches_nothing_never_scores_like_the_best_match() -> None:
+    """A lone vector hit at cosine 0.01 fuses near 0, not to 0.5; a weak vector list's top cannot tie the
+    only document whose words match (the one a keyword search found clearly)."""
+    [lone] = relative_score_fuse([hit("unrelated", 0.01)], [])
+    assert lone.score < 0.02
+    vector = [hit("unrelated", 0.12), hit("worded", 0.10)]
+    keyword = [hit("worded", 0.62)]
+    fused = {h.id: h.score for h in relative_score_fuse(vector, keyword)}
+    assert fused["worded"] == pytest.approx(0.5) and fused["unrelated"] == pytest.approx(0.12)
+
+
+def test_list_confidence_is_the_best_score_over_the_clear_score() -> None:
+    """min(1, best / clear); an empty list has none, a clear score of 0 trusts fully."""
+    assert list_confidence([hit("a", 0.2), hit("b", 0.1)], 0.5) == pytest.approx(0.4)
+    assert list_confidence([hit("a", 0.9)], 0.5) == 1.0
+    assert list_confidence([], 0.5) == 0.0
+    assert list_confidence([hit("a", 0.01)], 0.0) == 1.0
+
+
+def test_rrf_in_blend_scales_each_list_by_its_confidence() -> None:
+    """The RRF choice of blend keeps the same absolute measure: a lone weak hit is not worth half."""
+    [lone] = fuse("rrf", [hit("a", 0.05)], [])
+    assert lone.score == pytest.approx(0.5 * 0.05 / CLEAR_COSINE)
+    [both] = fuse("rrf", [hit("a", 0.9)], [hit("a", 0.9)])
+    assert both.score == pytest.approx(1.0)
 
 
 def test_relative_score_fusion_keeps_vector_content() -> None:
@@ -291,3 +324,14 @@ def test_bm25_normaliser_is_per_hit() -> None:
     assert normalise_bm25([6.0, 2.0])[1] == normalise_bm25([2.0])[0] == normalise_bm25([100.0, 2.0])[1]
     with pytest.raises(ValueError):
         normalise_bm25([1.0], half=0.0)
+
+
+def test_the_bm25_saturation_point_is_lower_only_for_small_datasets() -> None:
+    """From 100 chunks on the calibrated half (4.0) is kept; below, it falls with the best possible idf,
+    so one document's exact match (idf ~0.29) is not cut by the threshold."""
+    assert bm25_half_for(100) == bm25_half_for(12_676) == BM25_HALF_SCORE
+    sizes = [1, 2, 3, 10, 50, 99, 100]
+    halves = [bm25_half_for(n) for n in sizes]
+    assert halves == sorted(halves) and halves[0] == pytest.approx(4.0 * 0.2877 / 4.2096, rel=1e-3)
+    exact_match_in_one_document = 0.2877 * 0.55  # idf times a typical tf part
+    assert normalise_bm25([exact_match_in_one_document], half=bm25_half_for(1))[0] > 0.28

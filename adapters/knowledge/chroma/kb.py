@@ -8,8 +8,9 @@ core.errors.KnowledgeBaseError. Search modes (docs/design.md#search-modes):
 * ``keywords``: BM25 over jieba tokens (adapters.knowledge.keyword_index), scored ``normalise_bm25`` into [0, 1);
   no embedding call.
 * ``blend``: both lists, each cut at the threshold in its own (absolute) scale and taken BLEND_DEPTH
-  deep, fused by relative-score fusion (core.knowledge.search.relative_score_fuse: min-max per list, then
-  0.5 * vector + 0.5 * keywords), then cut at the threshold again on the fused score. Chosen by
+  deep, fused by relative-score fusion (core.knowledge.search.relative_score_fuse: min-max per list, scaled
+  by the list's confidence (its best score over a clear match's), then 0.5 * vector + 0.5 * keywords),
+  then cut at the threshold again on the fused score. Chosen by
   recall@5 on CMRC 2018 dev (tests/benchmarks/bench_kb.py): embedding 0.874, keywords 0.995, RRF
   (k=60) 0.974, relative-score 0.3 / 0.5 / 0.7 -> 0.996 / 0.995 / 0.947. RRF fell 2.1 points below
   keywords because it throws away how far ahead a list's top hit is.

@@ -21,7 +21,7 @@ from adapters.knowledge.chroma.dataset import (
     visible_hit,
 )
 from core.knowledge.chunking import embedding_text
-from core.knowledge.search import normalise_bm25
+from core.knowledge.search import bm25_half_for, normalise_bm25
 from core.models import Chunk, Hit
 
 
@@ -48,11 +48,14 @@ def fetch_index_texts(handle: DatasetHandle, ids: Sequence[str]) -> dict[str, st
 def keyword_hits(handle: DatasetHandle, query: str, *, depth: int, threshold: float) -> list[Hit]:
     """Up to depth visible BM25 hits, scored normalise_bm25(raw) >= threshold (never 0), best first."""
     k = over_fetch_depth(handle, depth)
+    half = bm25_half_for(len(handle.keywords))  # a small dataset's idfs are small (core.knowledge.search)
     while True:
         pairs = handle.keywords.search(query, k)
         scored = [
             (chunk_id, score)
-            for (chunk_id, _), score in zip(pairs, normalise_bm25([raw for _, raw in pairs]), strict=True)
+            for (chunk_id, _), score in zip(
+                pairs, normalise_bm25([raw for _, raw in pairs], half=half), strict=True
+            )
             if score >= threshold and score > 0
         ]
         if not scored:
