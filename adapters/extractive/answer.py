@@ -63,9 +63,10 @@ def closest_sentences(
     meaning: Similarities | None = None,
 ) -> list[Sentence]:
     """For an unsupported part: the best sentences of paragraphs naming one of the part's entities (its
-    subject) when it has any and, for a quantity, stating one of the asked kind, when the evidence holds
-    ``threshold`` of the part's words or the best of those sentences holds that share of their weight or
-    is ``CLOSE_IN_MEANING`` to the part; else nothing (a near miss about another subject is never shown)."""
+    subject) when it has any and, for a quantity, stating one of the asked kind. A part with a subject
+    shows them whenever a paragraph names it; one without, when the evidence holds ``threshold`` of the
+    part's words or the best of those sentences holds that share of their weight or is
+    ``CLOSE_IN_MEANING`` to the part; else nothing (a near miss about another subject is never shown)."""
     part = support.part
     wanted = terms(part)
     haystack = Haystack.of("\n".join(hit_text(hit) for hit in evidence))
@@ -78,7 +79,8 @@ def closest_sentences(
     if not scored:
         return []
     best = scored[0]
-    if not (broadly or best.words >= threshold or best.similarity >= CLOSE_IN_MEANING):
+    named_subject = bool(support.terms.entities)  # the pool holds only paragraphs naming it
+    if not (named_subject or broadly or best.words >= threshold or best.similarity >= CLOSE_IN_MEANING):
         return []
     return best_sentences(part, evidence, pool, meaning)[:CLOSEST_SENTENCES]
 

@@ -104,3 +104,21 @@ async def test_a_part_is_not_quoted_from_the_paragraph_another_part_is_answered_
     leave, deadline = text.split("【报销的截止期限是多久】")
     assert f"- {sick} [1]" in leave
     assert sick not in deadline and f"- {expenses} [2]" in deadline
+
+
+async def test_a_part_whose_subject_a_paragraph_names_shows_its_closest_sentences_not_not_found() -> None:
+    """The paragraph about 明德中学 answers in other words (校名取自, not 名字来自) and only loosely in meaning:
+    its closest sentence is quoted as unconfirmed, never "not found"."""
+    question = "明德中学的名字来自于哪本经典著作？"
+    opening = "明德中学位于江苏省，创办于 1920 年。"
+    origin = "校名取自《诗经》中的一句诗，校训为“明道”。"
+    embedder = MeaningEmbedder(
+        {
+            question.rstrip("？"): [1.0, 0.0, 0.0],
+            opening.rstrip("。"): [0.1, 0.995, 0.0],
+            origin.rstrip("。"): [0.35, 0.937, 0.0],
+        }
+    )
+    text = await _answer(question, [hit(1, opening + origin, "明德中学.md")], embedder)
+    assert "未找到" not in text
+    assert "未能确认" in text and f"- {origin} [1]" in text
