@@ -11,6 +11,7 @@ from core.trace import RetrievalTrace, StopReason
 
 SearchMode = Literal["embedding", "keywords", "blend"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("embedding", "keywords", "blend")
+ClaimPolicy = Literal["mark", "drop_sentence", "notice_only", "off"]  # how unsupported claims are presented
 RetrievalMode = Literal["auto", "single", "multi"]
 RETRIEVAL_MODES: tuple[RetrievalMode, ...] = ("auto", "single", "multi")
 

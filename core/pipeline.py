@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from core import messages
 from core.answering.answer import citations, uncertainty_notice
+from core.answering.claims import check_claims
 from core.answering.generation import AnswerWriter
 from core.answering.run_ledger import RunLedger
 from core.commands import Ask, AskAgain, GiveFeedback, Question
@@ -29,6 +30,7 @@ from core.events import (
 )
 from core.models import (
     AnswerRequest,
+    ClaimPolicy,
     CompactionReport,
     ConversationScope,
     LoadedContext,
@@ -68,6 +70,7 @@ class PipelineLimits:
     search_mode: SearchMode = "blend"
     retrieval_mode: RetrievalMode = "auto"
     answer_fallback: bool = True
+    unsupported_claims: ClaimPolicy = "mark"
 
 
 class Pipeline:
@@ -283,7 +286,19 @@ class Pipeline:
             standalone=rewritten,
         )
         answer, engine_name = await self._writer.write(request, run, emit)
-        run.lap("generation", since)
+        since = run.lap("generation", since)
+        check = await asyncio.to_thread(
+            check_claims,
+            answer,
+            outcome.hits,
+            question=f"{text}\n{rewritten}",
+            policy=self._limits.unsupported_claims,
+            lang=run.lang,
+        )
+        run.lap("claims", since)
+        if check.appended:
+            await emit(AnswerDelta(text=f"\n\n{check.appended}"))
+        answer = check.answer
         cited = citations(answer, outcome.hits)
         versions = version_note([item.document for item in cited], outcome.hits, run.lang)
         if versions:
@@ -293,6 +308,8 @@ class Pipeline:
         if not outcome.sufficient:
             multi_step = outcome.trace.mode == "multi"
             notice = uncertainty_notice(run.lang, missing=outcome.missing, multi_step=multi_step)
+        elif check.missing:
+            notice = uncertainty_notice(run.lang, missing=check.missing)
         if notice:
             await emit(Notice(text=notice))
             answer = f"{answer.rstrip()}\n\n{notice}"
@@ -303,6 +320,7 @@ class Pipeline:
             notice=notice,
             citations=cited,
             evidence_ids=tuple(hit.id for hit in outcome.hits),
+            unsupported=check.claims,
             usage=UsageTally(run.usage.prompt_tokens, run.usage.completion_tokens, run.model_calls),
         )
         return await self._records.complete_record(

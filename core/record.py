@@ -21,8 +21,8 @@ from core.models import NOWHERE, ContextStats, Hit, Location, RecordStatus
 from core.trace import RetrievalTrace, record_trace
 
 DETAILS_VERSION = 2
-Phase = Literal["context", "rewrite", "retrieval", "generation", "total"]
-PHASES: tuple[Phase, ...] = ("context", "rewrite", "retrieval", "generation", "total")
+Phase = Literal["context", "rewrite", "retrieval", "generation", "claims", "total"]
+PHASES: tuple[Phase, ...] = ("context", "rewrite", "retrieval", "generation", "claims", "total")
 
 
 def _str(value: object) -> str:
@@ -51,6 +51,24 @@ def _mapping(value: object) -> Mapping[str, Any] | None:
 def _mappings(value: object) -> tuple[Mapping[str, Any], ...]:
     items = value if isinstance(value, list | tuple) else ()
     return tuple(item for item in items if isinstance(item, Mapping))
+
+
+@dataclass(frozen=True, slots=True)
+class UnsupportedClaim:
+    """A number or name the answer states that none of its sources holds (core/answering/claims.py)."""
+
+    text: str  # as written in the answer: "六十日", "1,500 CNY", "Adriana Trigiani"
+    kind: str  # "number" or "name"
+    sentence: str = ""  # the answer's sentence that states it
+
+    def to_json(self) -> dict[str, str]:
+        """text, kind, sentence."""
+        return {"text": self.text, "kind": self.kind, "sentence": self.sentence}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> UnsupportedClaim:
+        """A stored claim; missing fields read as empty."""
+        return cls(_str(data.get("text")), _str(data.get("kind")), _str(data.get("sentence")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +154,7 @@ class PhaseTimings:
     rewrite: float | None = None
     retrieval: float | None = None
     generation: float | None = None
+    claims: float | None = None  # the claim check of the finished answer
     total: float | None = None
 
     def seconds(self, phase: Phase) -> float | None:
@@ -186,6 +205,7 @@ class RecordDetails:
     notice: str | None = None
     citations: tuple[CitedSource, ...] = ()
     evidence_ids: tuple[str, ...] = ()
+    unsupported: tuple[UnsupportedClaim, ...] = ()  # claims no source holds (answered group)
     usage: UsageTally | None = None
     timings: PhaseTimings | None = None
     failure: str = ""
@@ -220,6 +240,8 @@ class RecordDetails:
             data["citations"] = [item.to_json() for item in self.citations]
         if self.engine or self.evidence_ids:
             data["evidence_ids"] = list(self.evidence_ids)
+        if self.engine or self.unsupported:
+            data["unsupported"] = [claim.to_json() for claim in self.unsupported]
         if self.usage is not None:
             data["usage"] = self.usage.to_json()
         if self.timings is not None:
@@ -251,6 +273,9 @@ class RecordDetails:
             notice=notice if isinstance(notice, str) else None,
             citations=tuple(CitedSource.from_json(item) for item in _mappings(data.get("citations"))),
             evidence_ids=tuple(str(item) for item in evidence) if isinstance(evidence, list | tuple) else (),
+            unsupported=tuple(
+                UnsupportedClaim.from_json(item) for item in _mappings(data.get("unsupported"))
+            ),
             usage=UsageTally.from_json(usage) if usage is not None else None,
             timings=PhaseTimings.from_json(timings) if timings is not None else None,
             failure=_str(data.get("failure")),

@@ -209,6 +209,7 @@ async def build_services(
                 search_mode=settings.search.mode,
                 retrieval_mode=settings.agent.retrieval_mode,
                 answer_fallback=settings.answer.fallback,
+                unsupported_claims=settings.answer.unsupported_claims,
             ),
             orphan_grace=settings.slack.pending_grace,
         )

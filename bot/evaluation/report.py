@@ -23,9 +23,11 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("notice_expected", "notice where expected"),
     ("false_notice", "notice where not expected"),
     ("overruled", "model verdict overruled by key terms"),
+    ("unsupported", "answers with unsupported claims"),
     ("mean_rounds", "mean rounds"),
     ("calls", "calls/question rw·vote·assess·sum·ans"),
     ("latency", "latency p50 / p95 (s)"),
+    ("latency_unchecked", "latency p50 without claim check (s)"),
     ("routes", "routes"),
     ("sources", "route sources"),
 )
@@ -55,6 +57,8 @@ def cell(group: GroupSummary, key: str) -> str:
         if group.latency_p50 is None or group.latency_p95 is None:
             return "—"
         return f"{group.latency_p50:.2f} / {group.latency_p95:.2f}"
+    if key == "latency_unchecked":
+        return "—" if group.latency_p50_unchecked is None else f"{group.latency_p50_unchecked:.2f}"
     if key == "routes":
         return _mix(group.routes)
     if key == "sources":

@@ -67,6 +67,8 @@ class QuestionResult:
     calls: dict[str, int] = field(default_factory=dict)
     assessments_insufficient: int = 0
     overruled: int = 0  # rounds whose model verdict the key-term check reversed
+    unsupported: list[str] = field(default_factory=list)  # claims of the answer no source holds
+    claims_seconds: float = 0.0  # the claim check's share of the answer's time
     seconds: float = 0.0
     answer: str = ""
 
@@ -105,6 +107,8 @@ def score_record(
         result.missing = "" if trace.sufficient else trace.missing
     result.notice = bool(details.notice)
     result.engine = details.engine
+    result.unsupported = [claim.text for claim in details.unsupported]
+    result.claims_seconds = (details.timings.claims or 0.0) if details.timings else 0.0
     result.baseline_found = found_gold(item.gold, map(_paragraph, baseline))
     result.final_found = found_gold(item.gold, map(_paragraph, evidence))
     result.any_round_found = found_gold(item.gold, map(_paragraph, searched.values()))

@@ -57,10 +57,12 @@ class GroupSummary:
     notice_expected: Rate
     false_notice: Rate
     overruled: Rate
+    unsupported: Rate  # answers stating a claim no source holds
     mean_rounds: float
     calls: dict[str, float]
     latency_p50: float | None
     latency_p95: float | None
+    latency_p50_unchecked: float | None  # the same without the claim check's time
     routes: dict[str, int] = field(default_factory=dict)
     sources: dict[str, int] = field(default_factory=dict)
 
@@ -124,10 +126,12 @@ def summarise(name: str, results: Sequence[QuestionResult]) -> GroupSummary:
             sum(result.overruled > 0 for result in answered),
             sum(result.calls.get("assess", 0) > 0 for result in answered),
         ),
+        unsupported=Rate(sum(bool(result.unsupported) for result in answered), len(answered)),
         mean_rounds=statistics.fmean(result.rounds for result in answered) if answered else 0.0,
         calls=calls,
         latency_p50=_percentile(seconds, 0.5),
         latency_p95=_percentile(seconds, 0.95),
+        latency_p50_unchecked=_percentile([r.seconds - r.claims_seconds for r in answered], 0.5),
         routes=dict(routes),
         sources=dict(sources),
     )

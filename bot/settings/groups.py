@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 
 from adapters.slack.reply.streaming_support import StreamingMode
 from bot.settings.bad_values import SettingsGroup
-from core.models import RetrievalMode, SearchMode
+from core.models import ClaimPolicy, RetrievalMode, SearchMode
 
 OFFLINE_EMBEDDING_MODEL = "use-multilingual-v3"
 EXTRACTIVE_MODEL = "extractive"
@@ -99,6 +99,9 @@ class AnswerSettings(SettingsGroup):
     # the answer's first text, all retries included
     deadline: float = Field(default=120.0, validation_alias="KB_ANSWER_DEADLINE", ge=1.0, le=3600.0)
     fallback: bool = Field(default=True, validation_alias="KB_ANSWER_FALLBACK")
+    # numbers and names the answer states that no source holds: listed under it, their sentences dropped,
+    # or only the uncertainty notice (core/answering/claims.py)
+    unsupported_claims: ClaimPolicy = Field(default="mark", validation_alias="KB_UNSUPPORTED_CLAIMS")
 
 
 class EmbeddingSettings(SettingsGroup):

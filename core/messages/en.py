@@ -162,6 +162,11 @@ MESSAGES: dict[str, str] = {
         "for reference only."
     ),
     "answer.uncertain_missing": "Note: {missing}; treat the answer above as for reference only.",
+    "claims.marked": "⚠ Not found in the sources: {claims} (check before relying on it)",
+    "claims.dropped": "⚠ Removed what the sources do not state: {claims}",
+    "claims.missing": "the sources do not state {claims} given in the answer",
+    "claims.separator": ", ",
+    "claims.quoted": "“{claim}”",
     "answer.degraded_rejected": (
         "The model service refused the request ({status}; check the model settings); below is an extractive "
         "answer quoted from the sources."

@@ -10,7 +10,7 @@ from core.conversation.locks import LocalConversationLock
 from core.errors import ModelTruncated, ModelUnavailable
 from core.events import Failed
 from core.models import Assessment, ContextStats, ConversationScope, Hit, Location, RecordStatus
-from core.pipeline import Pipeline
+from core.pipeline import Pipeline, PipelineLimits
 from core.record import (
     DETAILS_VERSION,
     NO_DETAILS,
@@ -19,6 +19,7 @@ from core.record import (
     PhaseTimings,
     Record,
     RecordDetails,
+    UnsupportedClaim,
     UsageTally,
     Verdict,
 )
@@ -65,8 +66,9 @@ EVERYTHING = RecordDetails(
         CitedSource(3, "Budget.xlsx", "", "b.xlsx", "p3", Location(sheet="B", first_row=2, last_row=4)),
     ),
     evidence_ids=("p1", "p2", "p3"),
+    unsupported=(UnsupportedClaim("九十日", "number", "应在九十日内提出。"),),
     usage=UsageTally(100, 20, 4),
-    timings=PhaseTimings(context=0.1, rewrite=0.2, retrieval=0.3, generation=0.4, total=1.0),
+    timings=PhaseTimings(context=0.1, rewrite=0.2, retrieval=0.3, generation=0.4, claims=0.01, total=1.0),
     failure="",
     user_message="",
     feedback=(Verdict("slack:T1:U1", "up", 1.5), Verdict("slack:T1:U2", "down", 2.5)),
@@ -100,6 +102,7 @@ def test_to_json_writes_the_version_and_only_what_is_set() -> None:
         "notice": None,
         "citations": [],
         "evidence_ids": [],
+        "unsupported": [],
     }
     assert RecordDetails(timings=PhaseTimings(context=0.5)).to_json() == {
         "v": DETAILS_VERSION,
@@ -121,6 +124,10 @@ def test_to_json_writes_the_version_and_only_what_is_set() -> None:
         "slack:T1:U2": {"value": "down", "at": 2.5},
     }
     assert stored["previous_answers"][0]["details"]["failure"] == "interrupted"
+
+
+ADDED_KEYS = {"unsupported"}  # written by every answered record since the claim check
+ADDED_TIMINGS = {"claims"}
 
 
 def _keys(details: dict[str, Any]) -> dict[str, Any]:
@@ -155,6 +162,7 @@ async def _answer_as_the_rows_were_made() -> tuple[Record, Record]:
         retriever=IterativeRetriever(kb=kb, engine=engine),
         engine=engine,
         fallback_engine=fallback,
+        limits=PipelineLimits(unsupported_claims="off"),  # the earlier pipeline checked no claims
     )
     scope = ConversationScope(("ds",), retrieval_mode="multi")
     for index in range(4):
@@ -176,13 +184,19 @@ async def _answer_as_the_rows_were_made() -> tuple[Record, Record]:
 
 
 async def test_the_pipeline_stores_the_keys_the_rows_written_before_the_version_hold() -> None:
-    """Through the same scenario, the typed pipeline's details have the keys of today's rows (plus "v")."""
+    """Through the same scenario, the typed pipeline's details have the keys of today's rows (plus "v"), and
+    only the keys added since: the claim check's "unsupported" and its timing."""
     again, failed = await _answer_as_the_rows_were_made()
-    archived = again.details.previous_answers[0].details.to_json()
-    assert _keys(archived) == _keys(ANSWERED_AGAIN["previous_answers"][0]["details"])
-    assert archived["v"] == DETAILS_VERSION
+    archived = _keys(again.details.previous_answers[0].details.to_json())
+    assert archived["top"] - ADDED_KEYS == _keys(ANSWERED_AGAIN["previous_answers"][0]["details"])["top"]
+    assert (
+        archived["timings"] - ADDED_TIMINGS
+        == _keys(ANSWERED_AGAIN["previous_answers"][0]["details"])["timings"]
+    )
+    assert archived["top"] >= ADDED_KEYS and archived["timings"] >= ADDED_TIMINGS
+    assert again.details.previous_answers[0].details.to_json()["v"] == DETAILS_VERSION
     answered = again.details.to_json()
-    assert set(answered) - {"v"} == set(ANSWERED_AGAIN) - {"feedback"}
+    assert set(answered) - {"v"} - ADDED_KEYS == set(ANSWERED_AGAIN) - {"feedback"}
     assert again.details.answer_error == "" and again.details.rewrite_error.startswith("model_unchanged")
     assert _keys(failed.details.to_json()) == _keys(FAILED)
     assert failed.details.user_message == "这里还没有配置知识库,无法回答。"

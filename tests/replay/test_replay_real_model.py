@@ -42,7 +42,6 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ),
     ("topic", "qwen2.5-0.5b", "followup-zh-java"): "the 0.5B rewrites 那它们各自占用多少内存？ without Java",
     ("topic", "qwen2.5-0.5b", "followup-en-oncall"): "the 0.5B leaves 'And a P2 incident?' as it is",
-    ("notice", "qwen2.5-1.5b", "compound-absent-en"): "as for the 0.5B: the gym allowance has no key term",
     ("substance", "qwen2.5-1.5b", "single-en-remote"): "the 1.5B answers English questions with a bare [1]",
     ("substance", "qwen2.5-1.5b", "followup-en-oncall"): "the 1.5B answers the P2 follow-up with a bare [1]",
     (

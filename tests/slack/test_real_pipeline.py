@@ -137,3 +137,20 @@ async def test_the_trace_modal_renders_a_real_record(real: tuple[SlackHarness, R
     [view] = slack.mock.views.values()
     assert view["title"]["text"] == "检索轨迹"
     assert "第 1 轮" in json.dumps(view["blocks"], ensure_ascii=False)
+
+
+async def test_an_answer_stating_a_figure_no_source_holds_is_marked_in_slack(
+    real: tuple[SlackHarness, RealPipeline],
+) -> None:
+    """The final message lists "3" (no source states it) under the answer; "5 minutes" is the guide's "five
+    minutes" and is not listed; the record keeps the claim."""
+    slack, parts = real
+    parts.engine.answers.append(["Rollbacks take 5 minutes [1]. ", "They need 3 approvals [1]."])
+    await slack.event(slack.mention("How long do rollbacks take?", ts="1500.000100"))
+    await slack.bot.wait_idle(10)
+    [reply] = slack.mock.thread("C1", "1500.000100")
+    final = reply.block_text()
+    assert "Rollbacks take 5 minutes" in final
+    assert "⚠ Not found in the sources: “3” (check before relying on it)" in final
+    [record] = parts.store.records.values()
+    assert [(claim.text, claim.kind) for claim in record.details.unsupported] == [("3", "number")]

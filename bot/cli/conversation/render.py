@@ -119,6 +119,9 @@ def format_trace(record: Record, delivery: Delivery | None = None) -> str:
     for item in items:
         heading = f" {item.heading}" if item.heading else ""
         lines.append(f"[{item.n}] {item.document}{heading} ({item.paragraph_id})")
+    for claim in record.details.unsupported:
+        key = "trace.unsupported.name" if claim.kind == "name" else "trace.unsupported.number"
+        lines.append(t(key, lang, claim=claim.text, sentence=one_line(claim.sentence)))
     if record.details.failure:
         lines.append(f"failure: {record.details.failure}")
     delivered = delivery_text(delivery)

@@ -32,6 +32,8 @@ MESSAGES: dict[str, str] = {
     "error.again_with_question": "--again answers the record's stored question again; give no question with it.",
     # `kb trace`: the rewrite and the context line
     "trace.rewritten": "rewritten: {rewritten}",
+    "trace.unsupported.number": "no source states the figure {claim} — in “{sentence}”",
+    "trace.unsupported.name": "no source names {claim} — in “{sentence}”",
     "context.disabled": "context: history disabled",
     "context.line": "context: {parts}",
     "context.recent": "{recent} recent turns",

@@ -27,6 +27,8 @@ MESSAGES: dict[str, str] = {
     "error.again_with_question": "--again 会重新回答记录里保存的问题,不要再给出问题。",
     # `kb trace`: the rewrite and the context line
     "trace.rewritten": "改写后的问题: {rewritten}",
+    "trace.unsupported.number": "资料中找不到数字 {claim} — 出自「{sentence}」",
+    "trace.unsupported.name": "资料中找不到名称 {claim} — 出自「{sentence}」",
     "context.disabled": "上下文: 未使用历史",
     "context.line": "上下文: {parts}",
     "context.recent": "近期 {recent} 轮原文",
