@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from core import messages
 from core.answering.answer import citations, uncertainty_notice
+from core.answering.attribution import attribute
 from core.answering.claims import check_claims
 from core.answering.generation import AnswerWriter
 from core.answering.run_ledger import RunLedger
@@ -42,7 +43,7 @@ from core.models import (
     Usage,
 )
 from core.ports import ContextLoader, ConversationLock, Engine, Records, Retriever
-from core.record import Record, UsageTally
+from core.record import Attribution, Record, UsageTally
 from core.retrieval.topic import topic_query
 from core.retrieval.versions import version_note
 from core.text import detect_language, normalize_query
@@ -287,6 +288,9 @@ class Pipeline:
         )
         answer, engine_name = await self._writer.write(request, run, emit)
         since = run.lap("generation", since)
+        attributions: tuple[Attribution, ...] = ()
+        if not engine_name.startswith("extractive"):  # quotes carry their paragraph's marker already
+            answer, attributions = await asyncio.to_thread(attribute, answer, outcome.hits)
         check = await asyncio.to_thread(
             check_claims,
             answer,
@@ -321,6 +325,7 @@ class Pipeline:
             citations=cited,
             evidence_ids=tuple(hit.id for hit in outcome.hits),
             unsupported=check.claims,
+            attributions=attributions,
             usage=UsageTally(run.usage.prompt_tokens, run.usage.completion_tokens, run.model_calls),
         )
         return await self._records.complete_record(

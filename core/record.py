@@ -72,6 +72,31 @@ class UnsupportedClaim:
 
 
 @dataclass(frozen=True, slots=True)
+class Attribution:
+    """One answer sentence and the evidence paragraph it was tied to (core/answering/attribution.py)."""
+
+    sentence: str  # without its markers
+    source: int  # the paragraph's evidence number; 0 when none supports it
+    how: str  # "kept" (the model's marker), "corrected", "added", "removed", "none"
+    support: float = 0.0  # the best paragraph's weighted share of the sentence's key terms
+
+    def to_json(self) -> dict[str, object]:
+        """sentence, source, how, support."""
+        return {"sentence": self.sentence, "source": self.source, "how": self.how, "support": self.support}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Attribution:
+        """A stored attribution; missing fields read as empty."""
+        source = data.get("source")
+        return cls(
+            _str(data.get("sentence")),
+            source if isinstance(source, int) else 0,
+            _str(data.get("how")),
+            _float(data.get("support")) or 0.0,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class CitedSource:
     """A numbered source under an answer: the evidence paragraph it cites (n is its evidence number)."""
 
@@ -154,7 +179,7 @@ class PhaseTimings:
     rewrite: float | None = None
     retrieval: float | None = None
     generation: float | None = None
-    claims: float | None = None  # the claim check of the finished answer
+    claims: float | None = None  # attribution and claim check of the finished answer
     total: float | None = None
 
     def seconds(self, phase: Phase) -> float | None:
@@ -206,6 +231,7 @@ class RecordDetails:
     citations: tuple[CitedSource, ...] = ()
     evidence_ids: tuple[str, ...] = ()
     unsupported: tuple[UnsupportedClaim, ...] = ()  # claims no source holds (answered group)
+    attributions: tuple[Attribution, ...] = ()  # per model-written sentence, its paragraph (answered group)
     usage: UsageTally | None = None
     timings: PhaseTimings | None = None
     failure: str = ""
@@ -242,6 +268,8 @@ class RecordDetails:
             data["evidence_ids"] = list(self.evidence_ids)
         if self.engine or self.unsupported:
             data["unsupported"] = [claim.to_json() for claim in self.unsupported]
+        if self.engine or self.attributions:
+            data["attributions"] = [item.to_json() for item in self.attributions]
         if self.usage is not None:
             data["usage"] = self.usage.to_json()
         if self.timings is not None:
@@ -276,6 +304,7 @@ class RecordDetails:
             unsupported=tuple(
                 UnsupportedClaim.from_json(item) for item in _mappings(data.get("unsupported"))
             ),
+            attributions=tuple(Attribution.from_json(item) for item in _mappings(data.get("attributions"))),
             usage=UsageTally.from_json(usage) if usage is not None else None,
             timings=PhaseTimings.from_json(timings) if timings is not None else None,
             failure=_str(data.get("failure")),

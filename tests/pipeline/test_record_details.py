@@ -15,6 +15,7 @@ from core.record import (
     DETAILS_VERSION,
     NO_DETAILS,
     ArchivedAttempt,
+    Attribution,
     CitedSource,
     PhaseTimings,
     Record,
@@ -67,6 +68,7 @@ EVERYTHING = RecordDetails(
     ),
     evidence_ids=("p1", "p2", "p3"),
     unsupported=(UnsupportedClaim("九十日", "number", "应在九十日内提出。"),),
+    attributions=(Attribution("年假 5 天。", 1, "corrected", 0.8),),
     usage=UsageTally(100, 20, 4),
     timings=PhaseTimings(context=0.1, rewrite=0.2, retrieval=0.3, generation=0.4, claims=0.01, total=1.0),
     failure="",
@@ -103,6 +105,7 @@ def test_to_json_writes_the_version_and_only_what_is_set() -> None:
         "citations": [],
         "evidence_ids": [],
         "unsupported": [],
+        "attributions": [],
     }
     assert RecordDetails(timings=PhaseTimings(context=0.5)).to_json() == {
         "v": DETAILS_VERSION,
@@ -126,7 +129,7 @@ def test_to_json_writes_the_version_and_only_what_is_set() -> None:
     assert stored["previous_answers"][0]["details"]["failure"] == "interrupted"
 
 
-ADDED_KEYS = {"unsupported"}  # written by every answered record since the claim check
+ADDED_KEYS = {"unsupported", "attributions"}  # written by every answered record since the claim check
 ADDED_TIMINGS = {"claims"}
 
 

@@ -42,13 +42,24 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ),
     ("topic", "qwen2.5-0.5b", "followup-zh-java"): "the 0.5B rewrites 那它们各自占用多少内存？ without Java",
     ("topic", "qwen2.5-0.5b", "followup-en-oncall"): "the 0.5B leaves 'And a P2 incident?' as it is",
-    ("substance", "qwen2.5-1.5b", "single-en-remote"): "the 1.5B answers English questions with a bare [1]",
-    ("substance", "qwen2.5-1.5b", "followup-en-oncall"): "the 1.5B answers the P2 follow-up with a bare [1]",
+    ("notice", "qwen2.5-1.5b", "compound-absent-en"): (
+        "as for the 0.5B: the gym allowance has no key term; the 1.5B answers '<evidence>1</evidence>', "
+        "which states no figure for the claim check to find"
+    ),
+    ("substance", "qwen2.5-1.5b", "single-zh-synonym"): "the 1.5B answers the JVM question with a bare [1]",
+    ("substance", "qwen2.5-1.5b", "compound-absent-en"): "the 1.5B answers with '<evidence>1</evidence>'",
     (
         "substance",
         "qwen2.5-1.5b",
-        "multihop-en-escalation",
-    ): "the 1.5B answers the P1 escalation question with a bare [1]",
+        "compound-absent-zh",
+    ): "the 1.5B answers the budget question with '[1] [2]'",
+    (
+        "substance",
+        "qwen2.5-0.5b",
+        "followup-en-oncall",
+    ): "the 0.5B answers 'And a P2 incident?' with '[1] [2]'",
+    ("substance", "qwen2.5-1.5b", "single-en-remote"): "the 1.5B answers English questions with a bare [1]",
+    ("substance", "qwen2.5-1.5b", "followup-en-oncall"): "the 1.5B answers the P2 follow-up with a bare [1]",
 }
 
 

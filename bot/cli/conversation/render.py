@@ -119,6 +119,12 @@ def format_trace(record: Record, delivery: Delivery | None = None) -> str:
     for item in items:
         heading = f" {item.heading}" if item.heading else ""
         lines.append(f"[{item.n}] {item.document}{heading} ({item.paragraph_id})")
+    for item in record.details.attributions:
+        if item.how != "kept":  # a model's own right marker needs no line
+            where = f"[{item.source}]" if item.source else "—"
+            lines.append(
+                t(f"trace.attribution.{item.how}", lang, where=where, sentence=one_line(item.sentence))
+            )
     for claim in record.details.unsupported:
         key = "trace.unsupported.name" if claim.kind == "name" else "trace.unsupported.number"
         lines.append(t(key, lang, claim=claim.text, sentence=one_line(claim.sentence)))

@@ -32,6 +32,10 @@ MESSAGES: dict[str, str] = {
     "error.again_with_question": "--again answers the record's stored question again; give no question with it.",
     # `kb trace`: the rewrite and the context line
     "trace.rewritten": "rewritten: {rewritten}",
+    "trace.attribution.corrected": "citation corrected to {where}: “{sentence}”",
+    "trace.attribution.added": "citation {where} added: “{sentence}”",
+    "trace.attribution.removed": "citation removed, no paragraph supports: “{sentence}”",
+    "trace.attribution.none": "no paragraph supports: “{sentence}”",
     "trace.unsupported.number": "no source states the figure {claim} — in “{sentence}”",
     "trace.unsupported.name": "no source names {claim} — in “{sentence}”",
     "context.disabled": "context: history disabled",

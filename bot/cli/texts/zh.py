@@ -27,6 +27,10 @@ MESSAGES: dict[str, str] = {
     "error.again_with_question": "--again 会重新回答记录里保存的问题,不要再给出问题。",
     # `kb trace`: the rewrite and the context line
     "trace.rewritten": "改写后的问题: {rewritten}",
+    "trace.attribution.corrected": "引用已更正为 {where}：「{sentence}」",
+    "trace.attribution.added": "已补上引用 {where}：「{sentence}」",
+    "trace.attribution.removed": "已删去引用，没有资料支持：「{sentence}」",
+    "trace.attribution.none": "没有资料支持：「{sentence}」",
     "trace.unsupported.number": "资料中找不到数字 {claim} — 出自「{sentence}」",
     "trace.unsupported.name": "资料中找不到名称 {claim} — 出自「{sentence}」",
     "context.disabled": "上下文: 未使用历史",

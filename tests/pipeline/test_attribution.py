@@ -1,0 +1,78 @@
+"""Attribution (core/answering/attribution.py): each answer sentence tied to the paragraph that supports it."""
+
+from __future__ import annotations
+
+from core.answering.attribution import attribute
+from core.events import Done
+from core.models import Hit
+from tests.pipeline.conftest import build_harness
+
+LEAVE = Hit(
+    "p1", "员工每年享有 12 天带薪病假，病假期间工资照常发放。", 1.0, "hr", "d1", "病假与其他假期", "病假"
+)
+EXPENSES = Hit(
+    "p2",
+    "所有费用必须在费用发生之日起 30 天内通过「星河报销」系统提交报销单。",
+    1.0,
+    "hr",
+    "d2",
+    "费用报销",
+    "报销截止期限",
+)
+ROLLBACK = Hit(
+    "p3", "Rollbacks use make rollback and take five minutes.", 1.0, "docs", "d3", "Ops guide", "Rollback"
+)
+EVIDENCE = [LEAVE, EXPENSES, ROLLBACK]
+
+
+def _how(answer: str) -> tuple[str, list[tuple[int, str]]]:
+    text, notes = attribute(answer, EVIDENCE)
+    return text, [(note.source, note.how) for note in notes]
+
+
+def test_a_marker_pointing_at_a_paragraph_that_does_not_support_the_sentence_is_corrected() -> None:
+    """ "每年 12 天带薪病假 [2]": paragraph 2 is about expenses, paragraph 1 states it; the marker becomes [1]."""
+    assert _how("员工每年有 12 天带薪病假[2]。") == ("员工每年有 12 天带薪病假[1]。", [(1, "corrected")])
+
+
+def test_a_supported_sentence_without_a_marker_gets_one_and_a_right_marker_is_kept() -> None:
+    """No marker on the expenses sentence: [2] is added; the sick-leave sentence keeps its own [1]."""
+    text, notes = _how("病假期间工资照常发放[1]。报销单须在 30 天内通过星河报销系统提交。")
+    assert text == "病假期间工资照常发放[1]。报销单须在 30 天内通过星河报销系统提交[2]。"
+    assert notes == [(1, "kept"), (2, "added")]
+
+
+def test_a_sentence_no_paragraph_supports_loses_its_marker() -> None:
+    """An English sentence about approvals no paragraph holds: its [3] is removed, said as "removed"."""
+    text, notes = _how("Rollbacks take five minutes [3]. Approvals come from the security council board [3].")
+    assert text == "Rollbacks take five minutes [3]. Approvals come from the security council board."
+    assert notes == [(3, "kept"), (0, "removed")]
+
+
+def test_labels_notices_and_bare_markers_are_left_alone() -> None:
+    """The extractive label, a part heading, the notice and a bare "[1]" are no claims to attribute."""
+    answer = "（摘录式回答：以下内容直接摘自资料）\n\n【病假有几天】\n[1]\n\n注意：缺少关于「事假」的资料，以上结论仅供参考。"
+    assert attribute(answer, EVIDENCE) == (answer, ())
+
+
+async def test_the_pipeline_stores_the_corrected_answer_its_citations_and_how_each_sentence_was_tied() -> (
+    None
+):
+    """A model citing the expenses paragraph for a sick-leave sentence: the record's answer and citations say
+    [1] (the sick-leave paragraph), and its attributions say "corrected"."""
+    harness = build_harness()
+    harness.kb.add("p1", LEAVE.content, document="病假与其他假期")
+    harness.kb.add("p2", EXPENSES.content, document="费用报销")
+    harness.engine.answers.append(["员工每年有 12 天带薪病假[2]。"])
+    done = (await harness.ask("病假有几天?"))[-1]
+    assert isinstance(done, Done) and done.record.answer is not None
+    evidence = done.record.details.evidence_ids
+    leave = evidence.index("p1") + 1
+    assert done.record.answer.startswith(f"员工每年有 12 天带薪病假[{leave}]。")
+    assert [item.n for item in done.record.details.citations] == [leave]
+    assert [(a.source, a.how) for a in done.record.details.attributions] == [(leave, "corrected")]
+
+
+def test_the_prompts_placeholder_copied_as_a_marker_becomes_the_paragraphs_number() -> None:
+    """ "[编号]" (the prompt's word for the number) after a supported sentence is replaced by [2]."""
+    assert _how("报销单须在 30 天内提交[编号]。") == ("报销单须在 30 天内提交[2]。", [(2, "corrected")])
