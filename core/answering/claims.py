@@ -2,7 +2,8 @@
 
 A number is compared by value after normalising both sides the same way (cn2an turns 六十日 into 60日 and
 一千五百元 into 1500元; 1,500 loses its separators), so 六十日 in the answer is supported by 60 日 in a paragraph.
-A name is a run of capitalised Latin words not opening a sentence ("Adriana Trigiani"), a quoted title
+A name is a run of capitalised Latin words ("Adriana Trigiani"; at a sentence's start it is also held when
+the run without its first word is, so "Ask Dana Whitfield" is the verb and a held name), a quoted title
 (《劳动法》, "Big Stone Gap") or a Latin word with a capital inside (iPhone, McFarland). What the question itself
 states (a year it asks about) is never a claim of the answer, nor are citation markers ([2]) and list
 numbers. Pure and deterministic; cn2an is the kept library for Chinese numerals
