@@ -13,6 +13,7 @@ numbers. Pure and deterministic; cn2an is the kept library for Chinese numerals
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,10 +32,12 @@ _LIST_NUMBER = re.compile(r"(?m)^\s*(?:\d+[.、)）]|[-*•])\s+")
 _THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)")
 _CN_NUMERAL = "零〇一二两三四五六七八九十百千万亿"
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_NUMERAL_RUN = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+")
 _CN_DIGIT = "零〇一二两三四五六七八九十"  # a written number starts with one: not 千万 ("by all means"), 万一 ("in case")
 # a number as written, with what follows it (a unit, a currency), for display
 _WRITTEN_NUMBER = re.compile(
-    rf"(?:第)?(?:\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?|(?!一一)[{_CN_DIGIT}][{_CN_NUMERAL}]+|[{_CN_NUMERAL}](?=个月|个工作日|[日天年月周条元倍岁人项次%]))"
+    rf"(?:第)?(?:(?:\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?)(?:万|亿)?|(?!一一)[{_CN_DIGIT}][{_CN_NUMERAL}]+|[{_CN_NUMERAL}](?=个月|个工作日|[日天年月周条元倍岁人项次%]))"
     r"(?:\s?(?:%|％|个月|个工作日|工作日|[个日天年月周条元倍岁人项次号]|(?:万|亿)?元|days?|weeks?|months?|years?|hours?|CNY|USD|EUR|"
     r"RMB|yuan|dollars?|euros?|percent|per cent))?"
 )
@@ -75,10 +78,21 @@ def normalise_numbers(text: str) -> str:
     thousands separators dropped (60日, 1500元, 5 minutes)."""
     text = _THOUSANDS.sub(lambda match: match.group(0).replace(",", ""), text)
     text = _EN_NUMBER_WORD.sub(_english_number, text)
+    with warnings.catch_warnings():  # cn2an warns before it raises on words like 千万 ("by all means")
+        warnings.simplefilter("ignore")
+        try:
+            return str(cn2an.transform(text, "cn2an"))
+        except (ValueError, KeyError, IndexError):
+            return _NUMERAL_RUN.sub(_run_value, text)  # each run of numerals on its own
+
+
+def _run_value(match: re.Match[str]) -> str:
+    """A run of Chinese numerals as digits, or as it is when it is no number."""
     try:
-        return str(cn2an.transform(text, "cn2an"))
+        value = cn2an.cn2an(match.group(0), "smart")
     except (ValueError, KeyError, IndexError):
-        return text
+        return match.group(0)
+    return str(int(value)) if value == int(value) else str(value)
 
 
 def _values(text: str) -> set[str]:
@@ -117,14 +131,14 @@ def _names(sentence: str) -> list[tuple[str, str]]:
     return list(dict.fromkeys(found))
 
 
-def _numbers(sentence: str) -> list[tuple[str, str]]:
-    """(as written, value) of each number in an answer sentence."""
+def _numbers(text: str) -> list[tuple[str, str]]:
+    """(as written, value) of each written number of a text, each normalised on its own, so that a sentence
+    quoted from a paragraph gives the values the paragraph gives ("9300万" with its 万, "98" beside 一条)."""
+    prepared = _EN_NUMBER_WORD.sub(_english_number, text)
     found: list[tuple[str, str]] = []
-    for match in _WRITTEN_NUMBER.finditer(sentence):
-        written = match.group(0).strip()
-        values = _values(normalise_numbers(written))
-        if written and values:
-            found.extend((written, value) for value in sorted(values))
+    for match in _WRITTEN_NUMBER.finditer(prepared):
+        fragment = match.group(0).strip()
+        found.extend((fragment, value) for value in sorted(_values(normalise_numbers(fragment))))
     return found
 
 
@@ -134,8 +148,7 @@ def unsupported_claims(
     """The numbers and names of the answer that no evidence paragraph (nor the question) holds, in order."""
     sources = [f"{hit.document_name}\n{hit.heading}\n{hit.content}" for hit in evidence]
     sources.append(question)
-    normalised = [normalise_numbers(text) for text in sources]
-    known_values = set().union(*(_values(text) for text in normalised)) if normalised else set()
+    known_values = {value for text in sources for _, value in _numbers(text)}
     folded = "\n".join(sources).casefold()
     claims: list[UnsupportedClaim] = []
     for sentence in _sentences(_without_scaffolding(answer)):
@@ -148,9 +161,22 @@ def unsupported_claims(
     return tuple(dict.fromkeys(claims))
 
 
+_WORD = re.compile(r"[^\W\d_]{2,}")  # a Latin word of two or more letters
+
+
 def _held(name: str, folded_sources: str) -> bool:
-    """Whether the sources hold the name (case-insensitive; any one word of a long run is not enough)."""
-    return " ".join(name.split()).casefold() in " ".join(folded_sources.split())
+    """Whether the sources hold the name: as written (case-insensitive), or, for a run of Latin words, every
+    word of it (a part of the question quoted back in other words: “Are Christopher Nolan both film
+    directors”)."""
+    folded = " ".join(name.split()).casefold()
+    sources = " ".join(folded_sources.split())
+    if folded in sources:
+        return True
+    words = _WORD.findall(folded)
+    if not words or any(CJK.search(word) for word in words):
+        return False
+    held = set(_WORD.findall(sources))
+    return all(word in held for word in words)
 
 
 def _core_sentence(answer: str) -> str:

@@ -97,3 +97,12 @@ def test_no_claims_leave_the_answer_as_it_is() -> None:
         present_claims("好。", (UnsupportedClaim("3", "number", "好。"),), policy="off", lang="zh").claims
         == ()
     )
+
+
+def test_a_sentence_quoted_from_a_paragraph_states_nothing_the_paragraph_does_not() -> None:
+    """Verbatim quotes give the values their paragraph gives ("9300万年" with its 万, "98" before 一条), and a
+    question part quoted back in other words ("Are Ada Byron both mathematicians") names nothing new."""
+    fossil = Hit("f", "它生活在约9300万年前至7000万年前。目前只设有98一条路线。", 1.0, "d", "x", "化石")
+    assert _claims("它生活在约9300万年前至7000万年前。目前只设有98一条路线。 [1]", fossil) == []
+    question = "Are Ada Byron and Mary Somerville both mathematicians?"
+    assert _claims("Could not confirm “Are Ada Byron both mathematicians”.", GUIDE, question=question) == []
