@@ -28,7 +28,12 @@ _NUMBER = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]",
 _SENTENCE = re.compile(r"[^。！？!?\n]+?(?:[。！？!?]+|\.(?=\s|$)|(?=\n)|$)", re.MULTILINE)
 _ENDING = re.compile(r"[。！？!?.；;，,：:]*\s*$")
 _NO_CLAIM = re.compile(r"^\s*(?:[（(【⚠]|注意[：:]|Note:|版本说明|Version note)")
-_STOP = STOP_WORDS_ZH | STOP_WORDS_EN
+# words about the answer itself ("根据…资料作答", "according to the sources"), no part of what it claims
+_ANSWER_WORDS = frozenset(
+    "根据 依据 资料 作答 回答 答案 文档 提到 显示 表示 指出 所述 可知 according source sources document "
+    "documents mentioned states stated says said answer provided context".split()
+)
+_STOP = STOP_WORDS_ZH | STOP_WORDS_EN | _ANSWER_WORDS
 
 
 def _terms(text: str) -> frozenset[str]:

@@ -156,7 +156,8 @@ async def test_the_role_never_receives_a_control_sequence_or_a_forged_tag_raw(
         second = await _ask(services, f"那逾期呢? {HOSTILE}", "auto")
         await _ask(services, f"逾期多久会被退回? {HOSTILE}", "multi")
         await _ask(services, f"退回后还能再提交吗? {HOSTILE}", "multi")
-    assert first.answer is not None and HOSTILE in first.answer  # stored for display with escapes read back
+    assert first.answer is not None  # stored for display with escapes read back (attribution may add [n])
+    assert HOSTILE in re.sub(r" ?\[\d+\]", "", first.answer)
     trace = second.details.trace
     assert trace is not None and trace.complexity is not None and trace.complexity.source == "model"
     requests = [request for request in model_env.chat_requests if role_of(request) == role]

@@ -119,11 +119,11 @@ def format_trace(record: Record, delivery: Delivery | None = None) -> str:
     for item in items:
         heading = f" {item.heading}" if item.heading else ""
         lines.append(f"[{item.n}] {item.document}{heading} ({item.paragraph_id})")
-    for item in record.details.attributions:
-        if item.how != "kept":  # a model's own right marker needs no line
-            where = f"[{item.source}]" if item.source else "—"
+    for tied in record.details.attributions:
+        if tied.how != "kept":  # a model's own right marker needs no line
+            where = f"[{tied.source}]" if tied.source else "—"
             lines.append(
-                t(f"trace.attribution.{item.how}", lang, where=where, sentence=one_line(item.sentence))
+                t(f"trace.attribution.{tied.how}", lang, where=where, sentence=one_line(tied.sentence))
             )
     for claim in record.details.unsupported:
         key = "trace.unsupported.name" if claim.kind == "name" else "trace.unsupported.number"
