@@ -21,7 +21,7 @@ from core.record import CitedSource
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
 # [3], and the forms small models write: [编号3] (the prompt says "用 [编号] 标注"), [来源3], [source 3]
-_CITATION = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]", re.IGNORECASE)
+CITATION = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]", re.IGNORECASE)
 
 
 def evidence_block(evidence: Sequence[Hit]) -> Markup:
@@ -65,7 +65,7 @@ def answer_messages(request: AnswerRequest, *, stop_label: str) -> list[Message]
 def cited_numbers(answer: str, evidence_count: int) -> list[int]:
     """Evidence numbers the answer cites, in first-mention order, ignoring out-of-range ones."""
     seen: dict[int, None] = {}
-    for match in _CITATION.finditer(answer):
+    for match in CITATION.finditer(answer):
         number = int(match.group(1))
         if 1 <= number <= evidence_count:
             seen.setdefault(number, None)
@@ -76,7 +76,7 @@ def most_cited_first(answer: str, numbered: Sequence[tuple[int, str]]) -> tuple[
     """The cited documents, the one most of the answer's citations point at first (then by first mention):
     what the answer was mostly about, not whichever paragraph happened to rank first in its evidence."""
     document = dict(numbered)
-    mentions = [document[int(m.group(1))] for m in _CITATION.finditer(answer) if int(m.group(1)) in document]
+    mentions = [document[int(m.group(1))] for m in CITATION.finditer(answer) if int(m.group(1)) in document]
     counts = {name: mentions.count(name) for name in dict.fromkeys(mentions)}
     ranked = sorted(counts, key=lambda name: -counts[name])  # stable: ties keep their first-mention order
     return tuple(dict.fromkeys([*ranked, *document.values()]))
@@ -137,7 +137,7 @@ def contiguous_citations(answer: str, items: Sequence[CitedSource]) -> tuple[str
         number = mapping.get(int(match.group(1)))
         return match.group(0) if number is None else f"[{number}]"
 
-    return _CITATION.sub(renumber, answer), [dataclasses.replace(item, n=mapping[item.n]) for item in items]
+    return CITATION.sub(renumber, answer), [dataclasses.replace(item, n=mapping[item.n]) for item in items]
 
 
 def render_sources(items: Sequence[CitedSource], lang: str) -> str:

@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from core.answering.answer import CITATION
 from core.answering.claims import normalise_numbers
 from core.models import Hit
 from core.record import Attribution
@@ -24,7 +25,6 @@ SUPPORT = 0.5  # a paragraph supports a sentence holding this weighted share of 
 MIN_TERMS = 2  # a sentence with fewer key terms claims too little to attribute
 # a marker, or the prompt's placeholder copied as is ("[编号]", "[n]"): both are the model's citation
 _MARKERS = re.compile(r"(?:\s*\[(?:(?:编号|来源|出处|source\s*|ref\s*)?\d{1,3}|编号|n|N)\])+", re.IGNORECASE)
-_NUMBER = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^。！？!?\n]+?(?:[。！？!?]+|\.(?=\s|$)|(?=\n)|$)", re.MULTILINE)
 _ENDING = re.compile(r"[。！？!?.；;，,：:]*\s*$")
 _NO_CLAIM = re.compile(r"^\s*(?:[（(【⚠]|注意[：:]|Note:|版本说明|Version note)")
@@ -67,7 +67,7 @@ def attribute(answer: str, evidence: Sequence[Hit]) -> tuple[str, tuple[Attribut
         sentence = match.group(0)
         pieces.append(answer[last : match.start()])
         last = match.end()
-        written = [int(n) for n in _NUMBER.findall(sentence)]
+        written = [int(n) for n in CITATION.findall(sentence)]
         placeholder = bool(_MARKERS.search(sentence)) and not written
         terms = _terms(sentence)
         if _NO_CLAIM.match(sentence) or len(terms) < MIN_TERMS:
