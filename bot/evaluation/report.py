@@ -24,6 +24,8 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("false_notice", "notice where not expected"),
     ("overruled", "model verdict overruled by key terms"),
     ("unsupported", "answers with unsupported claims"),
+    ("attributed", "model sentences tied to a paragraph"),
+    ("markers_corrected", "model markers corrected or removed"),
     ("mean_rounds", "mean rounds"),
     ("calls", "calls/question rw·vote·assess·sum·ans"),
     ("latency", "latency p50 / p95 (s)"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -68,6 +69,9 @@ class QuestionResult:
     assessments_insufficient: int = 0
     overruled: int = 0  # rounds whose model verdict the key-term check reversed
     unsupported: list[str] = field(default_factory=list)  # claims of the answer no source holds
+    attributions: dict[str, int] = field(
+        default_factory=dict
+    )  # sentences by how they were tied (kept, added…)
     claims_seconds: float = 0.0  # the claim check's share of the answer's time
     seconds: float = 0.0
     answer: str = ""
@@ -108,6 +112,7 @@ def score_record(
     result.notice = bool(details.notice)
     result.engine = details.engine
     result.unsupported = [claim.text for claim in details.unsupported]
+    result.attributions = dict(Counter(item.how for item in details.attributions))
     result.claims_seconds = (details.timings.claims or 0.0) if details.timings else 0.0
     result.baseline_found = found_gold(item.gold, map(_paragraph, baseline))
     result.final_found = found_gold(item.gold, map(_paragraph, evidence))

@@ -58,6 +58,8 @@ class GroupSummary:
     false_notice: Rate
     overruled: Rate
     unsupported: Rate  # answers stating a claim no source holds
+    attributed: Rate  # model-written sentences tied to a paragraph, of those attribution looked at
+    markers_corrected: Rate  # model markers moved or removed, of the markers the model wrote
     mean_rounds: float
     calls: dict[str, float]
     latency_p50: float | None
@@ -127,6 +129,22 @@ def summarise(name: str, results: Sequence[QuestionResult]) -> GroupSummary:
             sum(result.calls.get("assess", 0) > 0 for result in answered),
         ),
         unsupported=Rate(sum(bool(result.unsupported) for result in answered), len(answered)),
+        attributed=Rate(
+            sum(
+                result.attributions.get(how, 0)
+                for result in answered
+                for how in ("kept", "corrected", "added")
+            ),
+            sum(sum(result.attributions.values()) for result in answered),
+        ),
+        markers_corrected=Rate(
+            sum(result.attributions.get(how, 0) for result in answered for how in ("corrected", "removed")),
+            sum(
+                result.attributions.get(how, 0)
+                for result in answered
+                for how in ("kept", "corrected", "removed")
+            ),
+        ),
         mean_rounds=statistics.fmean(result.rounds for result in answered) if answered else 0.0,
         calls=calls,
         latency_p50=_percentile(seconds, 0.5),

@@ -35,10 +35,11 @@ _CN_NUMERAL = "零〇一二两三四五六七八九十百千万亿"
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _NUMERAL_RUN = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+")
 _CN_DIGIT = "零〇一二两三四五六七八九十"  # a written number starts with one: not 千万 ("by all means"), 万一 ("in case")
+# a lone 一 before its unit is left out: 一个月, 一次, 一天 mostly say "a", "per" (一年 goes unchecked too)
 # a number as written, with what follows it (a unit, a currency), for display
 _WRITTEN_NUMBER = re.compile(
-    rf"(?:第)?(?:(?:\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?)(?:万|亿)?|(?!一一)[{_CN_DIGIT}][{_CN_NUMERAL}]+|[{_CN_NUMERAL}](?=个月|个工作日|[日天年月周条元倍岁人项次%]))"
-    r"(?:\s?(?:%|％|个月|个工作日|工作日|[个日天年月周条元倍岁人项次号]|(?:万|亿)?元|days?|weeks?|months?|years?|hours?|CNY|USD|EUR|"
+    rf"(?:第)?(?:(?:\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?)(?:万|亿)?|(?!一一)[{_CN_DIGIT}][{_CN_NUMERAL}]+|(?!一)[{_CN_NUMERAL}](?=个月|个工作日|[日天年月周条元倍岁人项次%]))"
+    r"(?:\s?(?:%|％|个月|个工作日|个小时|小时|分钟|工作日|[个日天年月周条元倍岁人项次号]|(?:万|亿)?元|days?|weeks?|months?|years?|hours?|CNY|USD|EUR|"
     r"RMB|yuan|dollars?|euros?|percent|per cent))?"
 )
 _SENTENCE = re.compile(r"(?:[^。！？!?.\n]|\.(?!\s|$))+(?:[。！？!?]+|\.(?=\s|$)|(?=\n)|$)", re.MULTILINE)

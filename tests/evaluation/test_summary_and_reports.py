@@ -102,3 +102,18 @@ def test_the_parts_judged_missing_are_listed_for_hedged_answerable_questions_onl
     assert lines[1] == "  single     a: 缺少关于「试用期」的资料"
     assert lines[2].startswith("  multihop   d: yyy") and lines[2].endswith("…") and len(lines) == 3
     assert render_missing([_result(id="c")]) == ""
+
+
+def test_claim_and_attribution_rows_count_answers_sentences_and_markers() -> None:
+    """Answers with an unsupported claim; sentences tied to a paragraph (kept, corrected, added) of those
+    looked at; markers corrected or removed of the markers the model wrote; the rows are in the table."""
+    results = [
+        _result(id="1", unsupported=["45 天"], attributions={"kept": 1, "corrected": 1, "none": 2}),
+        _result(id="2", attributions={"added": 3, "removed": 1}),
+    ]
+    [group] = summarise_all(results)
+    assert (group.unsupported.hits, group.unsupported.total) == (1, 2)
+    assert (group.attributed.hits, group.attributed.total) == (5, 8)
+    assert (group.markers_corrected.hits, group.markers_corrected.total) == (2, 3)
+    table = render_table([group])
+    assert "model sentences tied to a paragraph" in table and "model markers corrected or removed" in table

@@ -53,8 +53,10 @@ def test_markers_list_numbers_paragraph_numbers_and_the_questions_own_figures_ar
 
 
 def test_common_words_made_of_numerals_are_not_numbers() -> None:
-    """千万 ("by all means"), 万一 ("in case"), 一一 ("one by one"), 一个 ("a") state no figure."""
-    assert _claims("千万不要一一列出。万一有一个问题，六十日内提出 [1]。", LAW) == []
+    """千万 ("by all means"), 万一 ("in case"), 一一 ("one by one"), 一个 ("a"), 一个月 ("a month") state no
+    figure; "16个小时" is shown with its whole unit."""
+    assert _claims("千万不要一一列出。万一有一个问题，一个月内、六十日内提出 [1]。", LAW) == []
+    assert _claims("一个月最多能加16个小时。", LAW) == [("16个小时", "number")]
 
 
 def test_the_mark_policy_lists_the_claims_under_the_answer_and_a_core_claim_calls_for_the_notice() -> None:
