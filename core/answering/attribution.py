@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from core.answering.answer import CITATION
@@ -55,10 +56,10 @@ def attribute(answer: str, evidence: Sequence[Hit]) -> tuple[str, tuple[Attribut
         return answer, ()
     paragraphs = [_terms(f"{hit.document_name}\n{hit.heading}\n{hit.content}") for hit in evidence]
     count = len(paragraphs)
+    holding = Counter(term for paragraph in paragraphs for term in paragraph)  # paragraphs holding each term
 
     def weight(term: str) -> float:
-        held = sum(term in paragraph for paragraph in paragraphs)
-        return math.log(1 + count / (1 + held))
+        return math.log(1 + count / (1 + holding[term]))
 
     pieces: list[str] = []
     notes: list[Attribution] = []

@@ -51,9 +51,8 @@ MAX_LIMIT = 50
 RRF_K = 60
 BM25_HALF_SCORE = 4.0
 SCORE_DIGITS = 12  # fused scores are rounded so float noise cannot beat the id tie-break
-CLEAR_COSINE = (
-    0.5  # a vector list whose best hit reaches this is fully trusted in blend (see list_confidence)
-)
+# a vector list whose best hit reaches this is fully trusted in blend (see list_confidence)
+CLEAR_COSINE = 0.5
 CLEAR_KEYWORDS = 0.5  # likewise for normalise_bm25 scores: one distinctive term matched
 
 
@@ -240,10 +239,8 @@ def list_confidence(hits: Sequence[Hit], clear: float) -> float:
 def _rrf_pair(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit]) -> list[Hit]:
     """RRF of the two lists, each list's weight scaled by its confidence (list_confidence)."""
     weights = [list_confidence(vector_hits, CLEAR_COSINE), list_confidence(keyword_hits, CLEAR_KEYWORDS)]
-    fused = rrf_fuse([vector_hits, keyword_hits], weights=weights)
-    ceiling = 2 / (RRF_K + 1)
-    full = sum(w / (RRF_K + 1) for w in weights)
-    scale = full / ceiling if ceiling > 0 else 0.0
+    fused = rrf_fuse([vector_hits, keyword_hits], weights=weights)  # normalised by these weights' ceiling
+    scale = sum(weights) / len(weights)  # so that fully trusted lists give the unweighted ceiling
     return [replace(hit, score=round(hit.score * scale, SCORE_DIGITS)) for hit in fused]
 
 
