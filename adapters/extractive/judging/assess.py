@@ -21,9 +21,9 @@ from adapters.extractive.judging.bridges import is_bridge_shaped
 from adapters.extractive.judging.followup import choices, note, pick
 from adapters.extractive.judging.support import MAX_SUPPORTING, PartSupport, analyse_part, hit_text
 from adapters.extractive.language.entities import own_heading
-from adapters.extractive.language.quantities import answers_asked_quantity, asked_units
+from adapters.extractive.language.quantities import answers_asked_quantity, asked_units, asking_clause
 from adapters.extractive.language.semantic import SEMANTIC_MARGIN, SEMANTIC_SUPPORT, Similarities
-from adapters.extractive.language.sentences import Sentence
+from adapters.extractive.language.sentences import Sentence, split_sentences
 from adapters.extractive.language.terms import Haystack, terms
 from adapters.extractive.question.comparison import compared_entities
 from adapters.extractive.question.parts import question_parts
@@ -109,6 +109,44 @@ def _by_meaning(
     )
 
 
+ASKING_CLAUSE_TERMS = 2  # a clause asking for a quantity names at least this many of the part's terms
+
+
+def _by_the_asking_clause(
+    support: PartSupport, evidence: Sequence[Hit], sentences: Sequence[Sentence]
+) -> PartSupport:
+    """An uncovered part asking for a quantity in one of its clauses ("被单位辞退了，多久之内可以去申请劳动仲裁"),
+    answered by one sentence that states a quantity of the asked kind, names every entity of the part and every
+    term of the asking clause ("劳动争议申请仲裁的时效期间为一年"): the other clauses describe the asker's
+    situation, in words the sources need not use."""
+    if support.covered or support.compared or is_bridge_shaped(support.part):
+        return support
+    clause = asking_clause(support.part)
+    if clause == support.part:
+        return support
+    own = Haystack.of(clause)
+    asked = [term for term in support.terms.generic if own.contains(term)]
+    if len(asked) < ASKING_CLAUSE_TERMS:
+        return support
+    answering = [
+        sentence
+        for sentence in sentences
+        if answers_asked_quantity(support.part, sentence.text)
+        and all(Stack.of(sentence.text).has_entity(e) for e in support.terms.entities)
+        and all(Haystack.of(sentence.text).contains(term) for term in asked)
+    ]
+    if not answering:
+        return support
+    paragraphs = tuple(dict.fromkeys(s.source - 1 for s in answering))[:MAX_SUPPORTING]
+    return replace(
+        support,
+        covered=True,
+        anchor=evidence[paragraphs[0]],
+        paragraphs=paragraphs,
+        quoted=tuple(s for s in answering if s.source - 1 in paragraphs),
+    )
+
+
 def judge_parts(
     question: str, evidence: Sequence[Hit], *, threshold: float, meaning: Similarities | None = None
 ) -> list[PartSupport]:
@@ -126,7 +164,11 @@ def judge_parts(
         for t, focus in kept
     ]
     supports = [_answering_the_asked_kind(s, evidence) for s in supports]
-    return [_by_meaning(s, evidence, stacks, meaning) for s in supports]
+    supports = [_by_meaning(s, evidence, stacks, meaning) for s in supports]
+    if all(s.covered for s in supports):
+        return supports
+    sentences = meaning.sentences if meaning is not None else split_sentences(evidence)
+    return [_by_the_asking_clause(s, evidence, sentences) for s in supports]
 
 
 def assess_evidence(

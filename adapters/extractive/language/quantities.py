@@ -66,6 +66,20 @@ def asked_units(part: str) -> tuple[str, ...] | None:
     return None
 
 
+_CLAUSE = re.compile(r"[^，,；;：:]+")
+
+
+def asking_clause(part: str) -> str:
+    """The clause of the part that asks for the quantity ("多久之内可以去申请劳动仲裁" of "被单位辞退了，多久之内
+    可以去申请劳动仲裁"): what the number must be about, apart from the asker's situation. The whole part when
+    it asks for no quantity or has one clause."""
+    if asked_units(part) is None:
+        return part
+    clauses = [c.group(0).strip() for c in _CLAUSE.finditer(part) if c.group(0).strip()]
+    asking = [c for c in clauses if asked_units(c) is not None]
+    return asking[-1] if len(clauses) > 1 and len(asking) == 1 else part
+
+
 def states_quantity(text: str, units: tuple[str, ...] = ()) -> bool:
     """Whether the text states a number carrying one of the units (any number when units is empty)."""
     plain = _ARTICLE_LABEL.sub(" ", text)
