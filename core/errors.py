@@ -94,6 +94,12 @@ class ModelOutputInvalid(ModelError):
         super().__init__(phrase("error.model_output_invalid"), detail=detail or None)
 
 
+class AnswerWithoutContent(ModelOutputInvalid):
+    """The model's answer holds no words of its own: only citation markers or copied prompt markup."""
+
+    code = "answer_without_content"
+
+
 class KnowledgeBaseError(KbError):
     code = "knowledge_base_error"
 

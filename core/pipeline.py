@@ -42,7 +42,7 @@ from core.models import (
     Turn,
     Usage,
 )
-from core.ports import ContextLoader, ConversationLock, Engine, Records, Retriever
+from core.ports import ContextLoader, ConversationLock, Engine, Records, Retriever, SentenceMeaning
 from core.record import Attribution, Record, UsageTally
 from core.retrieval.topic import topic_query
 from core.retrieval.versions import version_note
@@ -93,6 +93,7 @@ class Pipeline:
         compactor: Compactor | None = None,
         limits: PipelineLimits | None = None,
         orphan_grace: float = DEFAULT_GRACE,
+        meaning: SentenceMeaning | None = None,
     ) -> None:
         self._records = records
         self.lock = lock
@@ -101,6 +102,7 @@ class Pipeline:
         self._engine = engine
         self._fallback = fallback_engine
         self._compactor = compactor
+        self._meaning = meaning  # ties a model's sentence that rephrases its source to that source
         self._limits = limits or PipelineLimits()
         self._writer = AnswerWriter(
             engine, fallback=fallback_engine, allow_fallback=self._limits.answer_fallback
@@ -290,7 +292,7 @@ class Pipeline:
         since = run.lap("generation", since)
         attributions: tuple[Attribution, ...] = ()
         if not engine_name.startswith("extractive"):  # quotes carry their paragraph's marker already
-            answer, attributions = await asyncio.to_thread(attribute, answer, outcome.hits)
+            answer, attributions = await asyncio.to_thread(attribute, answer, outcome.hits, self._meaning)
         check = await asyncio.to_thread(
             check_claims,
             answer,

@@ -49,6 +49,15 @@ class Embedder(Protocol):
     async def embed_query(self, text: str) -> list[float]: ...
 
 
+class SentenceMeaning(Protocol):
+    """How close in meaning texts are to other texts (an offline sentence encoder). Synchronous and CPU-bound:
+    call it from a worker thread."""
+
+    def similarities(self, texts: Sequence[str], others: Sequence[str]) -> list[list[float]]:
+        """The cosine similarity of every text to every other text: one row per text."""
+        ...
+
+
 class KnowledgeBase(Protocol):
     """Searchable datasets of paragraphs."""
 

@@ -78,11 +78,18 @@ class Attribution:
     sentence: str  # without its markers
     source: int  # the paragraph's evidence number; 0 when none supports it
     how: str  # "kept" (the model's marker), "corrected", "added", "removed", "none"
-    support: float = 0.0  # the best paragraph's weighted share of the sentence's key terms
+    support: float = 0.0  # the weighted share of its key terms its paragraph(s) hold (else the best one's)
+    meaning: float = 0.0  # tied by meaning: its similarity to the paragraph's closest sentence
 
     def to_json(self) -> dict[str, object]:
-        """sentence, source, how, support."""
-        return {"sentence": self.sentence, "source": self.source, "how": self.how, "support": self.support}
+        """sentence, source, how, support, meaning."""
+        return {
+            "sentence": self.sentence,
+            "source": self.source,
+            "how": self.how,
+            "support": self.support,
+            "meaning": self.meaning,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Attribution:
@@ -93,6 +100,7 @@ class Attribution:
             source if isinstance(source, int) else 0,
             _str(data.get("how")),
             _float(data.get("support")) or 0.0,
+            _float(data.get("meaning")) or 0.0,
         )
 
 

@@ -85,3 +85,14 @@ class LocalEmbedder:
         """The query's unit-length vector, computed in a worker thread with one BLAS thread."""
         matrix = await asyncio.to_thread(encode, [text])
         return matrix[0].tolist()  # type: ignore[no-any-return]
+
+
+class LocalMeaning:
+    """core.ports.SentenceMeaning over the same bundled encoder: cosine of unit vectors (synchronous)."""
+
+    def similarities(self, texts: Sequence[str], others: Sequence[str]) -> list[list[float]]:
+        """Every text's similarity to every other text (call from a worker thread)."""
+        if not texts or not others:
+            return [[] for _ in texts]
+        matrix = encode(list(texts)) @ encode(list(others)).T
+        return np.round(matrix, 4).tolist()  # type: ignore[no-any-return]

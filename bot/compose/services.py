@@ -9,7 +9,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.embedders.local import LocalEmbedder
+from adapters.embedders.local import LocalEmbedder, LocalMeaning
 from adapters.extractive import ExtractiveEngine
 from adapters.knowledge.factory import EmbedderRegistry, open_knowledge_base
 from adapters.slack.delivery.ledger import DeliveryLedger
@@ -212,6 +212,7 @@ async def build_services(
                 unsupported_claims=settings.answer.unsupported_claims,
             ),
             orphan_grace=settings.slack.pending_grace,
+            meaning=LocalMeaning(),
         )
         yield Services(settings, store, SqlDeliveryLedger(store.database), lock, kb, engine, pipeline, loader)
 

@@ -22,6 +22,14 @@ SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
 # [3], and the forms small models write: [编号3] (the prompt says "用 [编号] 标注"), [来源3], [source 3]
 CITATION = re.compile(r"\[(?:编号|来源|出处|source\s*|ref\s*)?(\d{1,3})\]", re.IGNORECASE)
+# what carries no words of an answer: bracketed markers ([1], [编号]), tags copied from the prompt, escapes
+_SCAFFOLD = re.compile(r"\[[^\]\n]{0,12}\]|</?[A-Za-z_][^>\n]*>|&[a-z]+;")
+_WORD = re.compile(r"[A-Za-z]{2,}|[\u4e00-\u9fff]|\d+")
+
+
+def says_nothing(body: str) -> bool:
+    """Whether an answer holds fewer than two words of its own: "[1]", "[1] [2]", "<evidence>1</evidence>"."""
+    return len(_WORD.findall(_SCAFFOLD.sub(" ", body))) < 2
 
 
 def evidence_block(evidence: Sequence[Hit]) -> Markup:

@@ -1,12 +1,14 @@
-"""Writing the answer: stream the engine's answer, and fall back to another engine when the model fails."""
+"""Writing the answer: stream the engine's answer, and fall back to another engine when the model fails or
+answers with citation markers only."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
 
+from core.answering.answer import says_nothing
 from core.answering.run_ledger import RunLedger
-from core.errors import ModelError, ModelOutputInvalid, ModelRejected
+from core.errors import AnswerWithoutContent, ModelError, ModelOutputInvalid, ModelRejected
 from core.events import AnswerDelta, Notice, Progress
 from core.messages import text
 from core.models import AnswerRequest, Completion, Usage
@@ -35,11 +37,12 @@ class AnswerWriter:
                 raise
             log.warning("answer model failed (%s); answering with %s", exc, self._fallback.name)
             ledger.answer_error = f"{exc.code}: {exc}"
-            degraded = (
-                text("answer.degraded_rejected", ledger.lang, status=exc.status_label)
-                if isinstance(exc, ModelRejected)
-                else text("answer.degraded", ledger.lang)
-            )
+            if isinstance(exc, ModelRejected):
+                degraded = text("answer.degraded_rejected", ledger.lang, status=exc.status_label)
+            elif isinstance(exc, AnswerWithoutContent):
+                degraded = text("answer.degraded_empty", ledger.lang)
+            else:
+                degraded = text("answer.degraded", ledger.lang)
             await emit(Notice(text=degraded, kind="degraded"))
             body = await self._stream(self._fallback, request, ledger, emit)
             return f"{degraded}\n\n{body}", f"{self._fallback.name} (fallback)"
@@ -61,6 +64,8 @@ class AnswerWriter:
         body = final.text or "".join(parts)
         if not body.strip():
             raise ModelOutputInvalid("empty answer")
+        if says_nothing(body):  # "[1]": nothing a reader can use, and nothing to check against the sources
+            raise AnswerWithoutContent(f"the answer was {body.strip()[:80]!r}")
         if final.finish_reason in ("length", "repetition"):  # cut by the token cap, or a loop stopped
             body = f"{body.rstrip()}\n{text('answer.truncated', ledger.lang)}"
         return body

@@ -172,6 +172,7 @@ MESSAGES: dict[str, str] = {
         "answer quoted from the sources."
     ),
     "answer.degraded": "The model service is unavailable right now; below is an extractive answer quoted from the sources.",
+    "answer.degraded_empty": "The model's answer held only citation markers and no text; below is an extractive answer quoted from the sources.",
     "answer.truncated": "[the answer reached the length limit and was cut]",
     "answer.version_note": (
         "Version: this cites {title} ({label}); the sources also hold the {others} version."

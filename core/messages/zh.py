@@ -139,6 +139,7 @@ MESSAGES: dict[str, str] = {
     "claims.quoted": "「{claim}」",
     "answer.degraded_rejected": "模型服务拒绝了请求({status},请检查模型设置),以下是直接摘自资料的摘录式回答。",
     "answer.degraded": "模型服务暂时不可用,以下是直接摘自资料的摘录式回答。",
+    "answer.degraded_empty": "模型的回答只有引用编号,没有内容,以下是直接摘自资料的摘录式回答。",
     "answer.truncated": "[回答达到长度上限,已截断]",
     "answer.version_note": "版本说明：引用的是《{title}》{label} 版本；资料中另有 {others} 版本。",
     "answer.version_separator": "、",

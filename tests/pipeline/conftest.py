@@ -12,6 +12,7 @@ from core.conversation.locks import LocalConversationLock
 from core.events import Progress
 from core.models import ConversationKey, ConversationScope, SearchMode
 from core.pipeline import Pipeline, PipelineLimits
+from core.ports import SentenceMeaning
 from core.retrieval.single_search import SingleSearchRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
 
@@ -42,7 +43,11 @@ class Harness:
 
 
 def build_harness(
-    *, dialogue_number: int = 5, fallback: FakeEngine | None = None, **limits: object
+    *,
+    dialogue_number: int = 5,
+    fallback: FakeEngine | None = None,
+    meaning: SentenceMeaning | None = None,
+    **limits: object,
 ) -> Harness:
     """A pipeline over fakes with a bounded history loader and a single-search retriever."""
     store = InMemoryConversationStore()
@@ -57,6 +62,7 @@ def build_harness(
         engine=engine,
         fallback_engine=fallback,
         limits=PipelineLimits(**limits),  # type: ignore[arg-type]
+        meaning=meaning,
     )
     return Harness(pipeline, store, kb, engine, lock)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from core.answering.attribution import attribute
 from core.events import Done
 from core.models import Hit
@@ -76,3 +78,87 @@ async def test_the_pipeline_stores_the_corrected_answer_its_citations_and_how_ea
 def test_the_prompts_placeholder_copied_as_a_marker_becomes_the_paragraphs_number() -> None:
     """ "[编号]" (the prompt's word for the number) after a supported sentence is replaced by [2]."""
     assert _how("报销单须在 30 天内提交[编号]。") == ("报销单须在 30 天内提交[2]。", [(2, "corrected")])
+
+
+class ScriptedMeaning:
+    """A SentenceMeaning fake: the similarity of a text to a sentence is what the script says (else 0.1)."""
+
+    def __init__(self, scores: dict[tuple[str, str], float]) -> None:
+        self.scores = scores
+        self.asked: list[str] = []
+
+    def similarities(self, texts: Sequence[str], others: Sequence[str]) -> list[list[float]]:
+        self.asked.extend(texts)
+        return [[self._score(text, other) for other in others] for text in texts]
+
+    def _score(self, text: str, other: str) -> float:
+        return next((v for (a, b), v in self.scores.items() if a in text and b in other), 0.1)
+
+
+REPHRASED = "病假的时候薪水不会被扣。"  # says what paragraph 1 says, in other words
+
+
+def test_a_sentence_that_rephrases_its_paragraph_is_tied_to_it_by_meaning() -> None:
+    """Too few shared words for the terms alone; close in meaning to the sick-leave paragraph's sentence and
+    holding some of its weighted terms there: [1] is added, with the similarity kept."""
+    assert attribute(REPHRASED, EVIDENCE)[1][0].how == "none"
+    meaning = ScriptedMeaning({("薪水不会被扣", "工资照常发放"): 0.72})
+    text, notes = attribute(REPHRASED, EVIDENCE, meaning)
+    assert text == "病假的时候薪水不会被扣[1]。"
+    assert [(n.source, n.how, n.meaning) for n in notes] == [(1, "added", 0.72)]
+
+
+def test_meaning_never_ties_a_sentence_to_a_paragraph_that_holds_too_few_of_its_terms() -> None:
+    """However close it reads, the expenses paragraph holds none of the sentence's words: no marker."""
+    meaning = ScriptedMeaning({("薪水不会被扣", "报销单"): 0.9})
+    text, notes = attribute(REPHRASED, EVIDENCE, meaning)
+    assert text == REPHRASED and notes[0].how == "none"
+
+
+def test_meaning_is_asked_only_about_sentences_the_terms_do_not_tie() -> None:
+    """A sentence its terms already tie to a paragraph costs no encoder call."""
+    meaning = ScriptedMeaning({})
+    attribute("员工每年有 12 天带薪病假。", EVIDENCE, meaning)
+    assert meaning.asked == []
+
+
+def test_the_real_encoder_ties_a_rephrased_sentence_to_its_paragraph() -> None:
+    """With the bundled offline encoder (LocalMeaning) the rephrased sentence gets the sick-leave paragraph."""
+    from adapters.embedders.local import LocalMeaning
+
+    text, notes = attribute("生病请假期间，工资会照常发给员工。", EVIDENCE, LocalMeaning())
+    assert notes[0].source == 1 and notes[0].meaning >= 0.6, notes
+    assert text.endswith("[1]。")
+
+
+def test_a_sentence_joining_two_facts_cites_both_paragraphs() -> None:
+    """'sick leave 12 days, expenses within 30 days' in one sentence: [1] and [2]."""
+    text, notes = _how("员工每年享有 12 天带薪病假，报销单须在 30 天内通过星河报销系统提交。")
+    assert text == "员工每年享有 12 天带薪病假，报销单须在 30 天内通过星河报销系统提交[1][2]。"
+    assert notes == [(1, "added")]
+
+
+def test_the_answers_own_labels_are_no_part_of_the_claim() -> None:
+    """ "资料能支持的结论:" (the prompt's label) does not dilute the claim that follows it."""
+    text, notes = _how("资料能支持的结论:报销单须在 30 天内提交。")
+    assert text == "资料能支持的结论:报销单须在 30 天内提交[2]。" and notes == [(2, "added")]
+
+
+def test_a_word_jieba_does_not_know_still_counts() -> None:
+    """年假 comes out of jieba as 年 / 假; joined back, it ties "年假：20 天" to the annual-leave paragraph."""
+    annual = Hit("p4", "入职满十年的员工，年假为 20 天。", 1.0, "hr", "d4", "年假制度", "年假天数")
+    text, notes = attribute("年假：20 天", [*EVIDENCE, annual])
+    assert text == "年假：20 天[4]" and notes[0].how == "added"
+
+
+def test_a_sentence_only_partly_supported_gets_its_marker_after_the_supported_clause() -> None:
+    """ "Rollbacks take five minutes, and approvals come from the security board": only the first clause has a
+    source, so its [3] stands after that clause, not after the whole sentence."""
+    text, notes = _how(
+        "Rollbacks take five minutes, and production approvals come from the security council board chaired by Ada."
+    )
+    assert (
+        text
+        == "Rollbacks take five minutes [3], and production approvals come from the security council board chaired by Ada."
+    )
+    assert notes == [(3, "added")]

@@ -130,6 +130,20 @@ async def test_a_failed_model_answer_degrades_to_the_fallback_engine_with_a_noti
     assert done.record.answer is not None and done.record.answer.startswith("模型服务暂时不可用")
 
 
+async def test_an_answer_of_citation_markers_only_degrades_to_the_fallback_with_a_notice_saying_so() -> None:
+    """A model answering "[1] [2]" has said nothing a reader can use: the fallback answers, and the notice says
+    the model's answer held only markers (not that the service is down)."""
+    fallback = FakeEngineNamed("extractive")
+    harness = build_harness(fallback=fallback)
+    harness.kb.add("p1", "年假 5 天", document="休假制度")
+    harness.engine.answers.append(["[1]", " [2]"])
+    done = _final(await harness.ask("年假有几天?"))
+    assert isinstance(done, Done) and done.record.answer is not None
+    assert done.record.details.engine == "extractive (fallback)"
+    assert done.record.answer.startswith("模型的回答只有引用编号")
+    assert "answer_without_content" in done.record.details.answer_error
+
+
 async def test_a_refused_model_request_degrades_with_a_notice_naming_the_status_not_try_again() -> None:
     """A 401 from the answer model: the fallback answers, and its notice names the refusal and its status
     instead of calling the service temporarily unavailable."""

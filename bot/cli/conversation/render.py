@@ -122,6 +122,8 @@ def format_trace(record: Record, delivery: Delivery | None = None) -> str:
     for tied in record.details.attributions:
         if tied.how != "kept":  # a model's own right marker needs no line
             where = f"[{tied.source}]" if tied.source else "—"
+            if tied.source and tied.meaning:  # tied by meaning: a sentence that rephrases its source
+                where += t("trace.attribution.by_meaning", lang, similarity=f"{tied.meaning:.2f}")
             lines.append(
                 t(f"trace.attribution.{tied.how}", lang, where=where, sentence=one_line(tied.sentence))
             )

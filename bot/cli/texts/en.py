@@ -36,6 +36,7 @@ MESSAGES: dict[str, str] = {
     "trace.attribution.added": "citation {where} added: “{sentence}”",
     "trace.attribution.removed": "citation removed, no paragraph supports: “{sentence}”",
     "trace.attribution.none": "no paragraph supports: “{sentence}”",
+    "trace.attribution.by_meaning": " (by meaning, similarity {similarity})",
     "trace.unsupported.number": "no source states the figure {claim} — in “{sentence}”",
     "trace.unsupported.name": "no source names {claim} — in “{sentence}”",
     "context.disabled": "context: history disabled",
