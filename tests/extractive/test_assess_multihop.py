@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from adapters.extractive import ExtractiveEngine
 from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, judge_parts
 from core.text import normalize_query
@@ -237,3 +239,29 @@ async def test_the_anchor_and_the_paragraph_about_a_name_both_it_and_the_questio
     assert verdict.sufficient, verdict.missing
     alone, _ = await engine.assess(question, [choir], [question])
     assert not alone.sufficient
+
+
+@pytest.mark.parametrize(("name", "heading"), [("Ada Quill", ""), ("Ada Quill-1a2b3c", "Ada Quill")])
+def test_the_page_of_a_thing_the_question_names_and_the_anchor_names_back_completes_a_bridge(
+    name: str, heading: str
+) -> None:
+    """ "The author of Moonfall Letters attended which university?": the writer's page says where she studied
+    and names the book; the book's page names the writer. The two pages name each other: that is the hop,
+    though the book's page adds no word of the part. A file name with a suffix ("Ada Quill-1a2b3c") is read
+    by the document's own title (its first heading)."""
+    question = "The author of Moonfall Letters attended which British university?"
+    writer = hit(
+        1,
+        "Ada Quill (born 1931) is an American writer. She attended Somerville College, Oxford, and wrote "
+        "Moonfall Letters in 1970.",
+        name,
+        heading,
+    )
+    book = hit(
+        2, "Moonfall Letters is a 1970 book by Ada Quill, based on her doctoral thesis.", "Moonfall Letters"
+    )
+    assert [s.covered for s in judge_parts(question, [writer], threshold=DEFAULT_COVERAGE_THRESHOLD)] == [
+        False
+    ]
+    [support] = judge_parts(question, [writer, book], threshold=DEFAULT_COVERAGE_THRESHOLD)
+    assert support.covered and support.hop == 1

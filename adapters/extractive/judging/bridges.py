@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from adapters.extractive.language.entities import entities_in, is_qualified, normal, same_entity, title_of
+from adapters.extractive.language.entities import entities_in, is_qualified, normal, same_entity, subject_of
 from adapters.extractive.language.terms import CJK, is_content, pos_tokens, sentences, squeeze, stem
 from adapters.extractive.question.salience import PartTerms, Stack, match
 from core.models import Hit
@@ -135,7 +135,7 @@ def bridge_candidates(anchor: Hit, terms: PartTerms, question: str) -> list[Cand
     """Entities the anchor names that the question does not: from the sentences about the part's
     relation first, nearest to the matched words first."""
     asked = squeeze(question)
-    subject = title_of(anchor)
+    subject = subject_of(anchor)
     qualified = is_qualified(anchor)  # "Alien (soundtrack)": the film "Alien" is another document
     ranked: list[tuple[float, int, int, str]] = []
     for order, sentence in enumerate(passage_sentences(anchor.content)):

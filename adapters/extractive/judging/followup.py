@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from adapters.extractive.judging.support import PartSupport
-from adapters.extractive.language.entities import title_of
+from adapters.extractive.language.entities import subject_of
 from adapters.extractive.language.terms import join_words, squeeze
 from core.messages import text
 from core.text import normalize_query
@@ -69,7 +69,7 @@ def _hops(support: PartSupport, question: str, lacking: list[str]) -> list[Choic
     unrelated = [c.name for c in support.candidates if c.weight <= 0]
     hops = [Choice(_about(name, lacking), hop=True) for name in related]
     if support.anchor is not None and lacking:
-        subject = title_of(support.anchor)
+        subject = subject_of(support.anchor)
         if squeeze(subject) not in squeeze(question):
             hops.append(Choice(_about(subject, lacking), hop=True))
     room = max(0, HOPS - len(related))

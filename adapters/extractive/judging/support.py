@@ -12,7 +12,9 @@ covered when
   bridge entities (forward link, IRCoT's next hop), a paragraph that names the anchor's own subject
   and adds terms the anchor lacks (backward link), or a paragraph about a name the question gives and the
   anchor names too that adds terms the anchor lacks (the question states its own bridge: "…represented
-  Virginia Commonwealth University, which was founded in what year?").
+  Virginia Commonwealth University, which was founded in what year?") or names the anchor's subject back
+  (the two pages name each other, which is the hop: "The author of Sexual Politics attended which
+  university?" with the book's page naming Kate Millett and hers naming the book).
 
 A bridge-shaped part (bridges.py) is covered only through a link, however many of its words the anchor
 contains. A compared part (one entity of a comparison) asks about that entity itself and needs a
@@ -36,7 +38,7 @@ from adapters.extractive.judging.bridges import (
     is_bridge_shaped,
     passage_sentences,
 )
-from adapters.extractive.language.entities import is_about, normal, title_of
+from adapters.extractive.language.entities import is_about, normal, subject_of
 from adapters.extractive.language.sentences import Sentence
 from adapters.extractive.language.terms import CJK, squeeze
 from adapters.extractive.question.salience import ENTITY_WEIGHT, Match, PartTerms, Stack, match
@@ -135,7 +137,7 @@ def _linked_cover(
     threshold: float,
 ) -> tuple[Match, int] | None:
     """The joint match of anchor ``a`` and a paragraph linked to it that completes the part with it."""
-    subject = title_of(evidence[a])
+    subject = subject_of(evidence[a])
     # a name the question gives that the anchor names too: the question's own bridge
     named = [e for e in terms.entities if _names(evidence[a], e)]
     for b, other in enumerate(evidence):
@@ -148,7 +150,10 @@ def _linked_cover(
             continue
         pair = match(terms, [stacks[a], stacks[b]])
         adds = len(pair.entities) + len(pair.generic) > len(single.entities) + len(single.generic)
-        if pair.covers(threshold) and (forward or adds):
+        mutual = (
+            through_named and backward
+        )  # the named thing's page names the anchor's subject: the hop itself
+        if pair.covers(threshold) and (forward or adds or mutual):
             return pair, b
     return None
 

@@ -60,6 +60,15 @@ def title_of(hit: Hit) -> str:
     return document_title(hit.document_name)
 
 
+def subject_of(hit: Hit) -> str:
+    """What the paragraph's document is about, by name: its own first heading when its file name is that
+    heading with something added ("Kate Millett-133a23" under "# Kate Millett"), else its title."""
+    title, heading = title_of(hit), top_heading(hit)
+    if heading and len(heading) < len(title) and normal(title).startswith(normal(heading)):
+        return heading
+    return title
+
+
 def is_qualified(hit: Hit) -> bool:
     """Whether the document name carries a trailing "(...)" qualifier (another document may share the title)."""
     name = re.sub(
