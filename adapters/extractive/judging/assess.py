@@ -66,6 +66,18 @@ def _answering_the_asked_kind(support: PartSupport, evidence: Sequence[Hit]) -> 
     return replace(support, anchor=evidence[stating[0]], paragraphs=stating)
 
 
+def _covered_by(support: PartSupport, evidence: Sequence[Hit], quoted: Sequence[Sentence]) -> PartSupport:
+    """The part covered by the quoted sentences: their paragraphs (at most ``MAX_SUPPORTING``) support it."""
+    paragraphs = tuple(dict.fromkeys(s.source - 1 for s in quoted))[:MAX_SUPPORTING]
+    return replace(
+        support,
+        covered=True,
+        anchor=evidence[paragraphs[0]],
+        paragraphs=paragraphs,
+        quoted=tuple(s for s in quoted if s.source - 1 in paragraphs),
+    )
+
+
 def focus_term(part: str, sentences: Sequence[Sentence]) -> str | None:
     """The part's most specific word in the evidence: of its terms that some sentence contains, the one the
     fewest sentences contain (a quantity must be stated about it: "子女教育 … 多少钱")."""
@@ -97,16 +109,7 @@ def _by_meaning(
             and (focus is None or Haystack.of(sentence.text).contains(focus))
         ):
             quoted.append(sentence)
-    if not quoted:
-        return support
-    paragraphs = tuple(dict.fromkeys(s.source - 1 for s in quoted))[:MAX_SUPPORTING]
-    return replace(
-        support,
-        covered=True,
-        anchor=evidence[paragraphs[0]],
-        paragraphs=paragraphs,
-        quoted=tuple(s for s in quoted if s.source - 1 in paragraphs),
-    )
+    return _covered_by(support, evidence, quoted) if quoted else support
 
 
 ASKING_CLAUSE_TERMS = 2  # a clause asking for a quantity names at least this many of the part's terms
@@ -135,16 +138,7 @@ def _by_the_asking_clause(
         and all(Stack.of(sentence.text).has_entity(e) for e in support.terms.entities)
         and all(Haystack.of(sentence.text).contains(term) for term in asked)
     ]
-    if not answering:
-        return support
-    paragraphs = tuple(dict.fromkeys(s.source - 1 for s in answering))[:MAX_SUPPORTING]
-    return replace(
-        support,
-        covered=True,
-        anchor=evidence[paragraphs[0]],
-        paragraphs=paragraphs,
-        quoted=tuple(s for s in answering if s.source - 1 in paragraphs),
-    )
+    return _covered_by(support, evidence, answering) if answering else support
 
 
 def judge_parts(
