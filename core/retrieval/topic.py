@@ -11,6 +11,7 @@ answer, or a cited document.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from core.models import Turn
@@ -35,8 +36,10 @@ def topic_query(
 ) -> tuple[str, tuple[CarriedTerm, ...]]:
     """What to search for the question: the rewrite, plus the previous answer's first cited document when the
     question is a follow-up whose rewrite has none of that document's words; and the terms the search adds to
-    the question, with their origins. A question the rewrite left alone is searched as it is."""
-    if not history or normalize_query(rewritten) == normalize_query(question):
+    the question, with their origins. A question the rewrite left alone is searched as it is, unless it refers
+    back ("那退货的运费由谁出？"): then the rewrite missed its topic, and the cited document still carries it."""
+    unchanged = normalize_query(rewritten) == normalize_query(question)
+    if not history or (unchanged and not refers_back(question)):
         return rewritten, ()
     carried = carried_terms(question, rewritten, history)
     topics = [topic for topic in map(document_topic, history[-1].cited) if len(normalize_query(topic)) >= 2]
@@ -47,6 +50,19 @@ def topic_query(
     if any(word and word in folded for word in words):
         return rewritten, carried
     return f"{rewritten} {topics[0]}", (*carried, CarriedTerm(topics[0], "citation", history[-1].record_id))
+
+
+# "那…", "那么…", "还有…" opening a question, a pronoun or demonstrative, "…呢？", and their English kin
+_REFERS_BACK = re.compile(
+    r"^\s*(?:那么|那|还有|另外)|它|其|这个|那个|这些|那些|这类|这种|这项|上述|该|呢\s*[？?]?\s*$|"
+    r"^\s*(?:and|what about|how about)\b|\b(?:it|its|they|them|their|this|that|these|those)\b",
+    re.IGNORECASE,
+)
+
+
+def refers_back(question: str) -> bool:
+    """Whether the question points back at the conversation: a discourse "那", a pronoun, a closing "呢"."""
+    return _REFERS_BACK.search(question) is not None
 
 
 def carried_terms(question: str, rewritten: str, history: Sequence[Turn]) -> tuple[CarriedTerm, ...]:

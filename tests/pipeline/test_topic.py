@@ -5,7 +5,7 @@ from __future__ import annotations
 from core.answering.trace_view import render_trace_text
 from core.events import Done
 from core.models import Turn
-from core.retrieval.topic import document_topic, topic_query
+from core.retrieval.topic import document_topic, refers_back, topic_query
 from tests.pipeline.conftest import Harness
 
 
@@ -37,3 +37,21 @@ def test_a_standalone_question_or_one_naming_the_document_is_searched_as_it_is()
     query, _ = topic_query("那逾期呢?", "行政复议逾期申请怎么办", history)
     assert query == "行政复议逾期申请怎么办"
     assert document_topic("行政复议法(2023-09-01).md") == "行政复议法"
+
+
+def test_a_follow_up_the_rewrite_left_as_it_is_still_searches_the_cited_document_when_it_refers_back() -> (
+    None
+):
+    """ "那退货的运费由谁出？" came back from the rewrite unchanged: it opens with 那, so it depends on the
+    conversation, and the law the previous answer cited joins the search, traced as a citation. A question
+    that refers to nothing is still searched as it is."""
+    history = [
+        Turn(7, "网上买的商品可以七天无理由退货吗?", "可以 [1]", cited=("消费者权益保护法(2013-10-25)",))
+    ]
+    query, carried = topic_query("那退货的运费由谁出?", "那退货的运费由谁出?", history)
+    assert query == "那退货的运费由谁出? 消费者权益保护法"
+    assert [(term.term, term.origin, term.record_id) for term in carried] == [
+        ("消费者权益保护法", "citation", 7)
+    ]
+    assert topic_query("运费由谁出?", "运费由谁出?", history) == ("运费由谁出?", ())
+    assert refers_back("What about its side effects?") and not refers_back("What are aspirin's side effects?")
