@@ -265,3 +265,22 @@ def test_the_page_of_a_thing_the_question_names_and_the_anchor_names_back_comple
     ]
     [support] = judge_parts(question, [writer, book], threshold=DEFAULT_COVERAGE_THRESHOLD)
     assert support.covered and support.hop == 1
+
+
+def test_the_page_of_a_name_the_anchor_ranks_third_completes_a_bridge_when_it_adds_the_missing_words() -> (
+    None
+):
+    """The pianist's page names three singers; only the third one's page is in the evidence, and it says who
+    was born in July: that page completes the part, though its name is not among the anchor's top two."""
+    question = "Tom Reed has worked with which gospel singer born in the month of July?"
+    anchor = hit(
+        1,
+        "Tom Reed is an American pianist and arranger. He has worked with gospel singers Ann Lake, Bo Fry and "
+        "Cy Moss.",
+        "Tom Reed",
+    )
+    singer = hit(2, "Cy Moss (born July 4, 1950) is an American gospel singer.", "Cy Moss")
+    [alone] = judge_parts(question, [anchor], threshold=DEFAULT_COVERAGE_THRESHOLD)
+    assert not alone.covered and [c.name for c in alone.candidates][:3] == ["Ann Lake", "Bo Fry", "Cy Moss"]
+    [support] = judge_parts(question, [anchor, singer], threshold=DEFAULT_COVERAGE_THRESHOLD)
+    assert support.covered and support.hop == 1

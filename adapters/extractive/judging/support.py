@@ -9,7 +9,8 @@ covered when
   sentences that match the part, entities the question does not mention: the missing words are then
   expected in a paragraph about one of those entities;
 * or an anchor plus one paragraph linked to it does: a paragraph *about* one of the anchor's top
-  bridge entities (forward link, IRCoT's next hop), a paragraph that names the anchor's own subject
+  bridge entities (forward link, IRCoT's next hop), or about one of its other names when that paragraph adds
+  terms the anchor lacks, a paragraph that names the anchor's own subject
   and adds terms the anchor lacks (backward link), or a paragraph about a name the question gives and the
   anchor names too that adds terms the anchor lacks (the question states its own bridge: "…represented
   Virginia Commonwealth University, which was founded in what year?") or names the anchor's subject back
@@ -133,6 +134,7 @@ def _linked_cover(
     single: Match,
     *,
     bridges: Sequence[str],
+    further: Sequence[str] = (),
     asked: str,
     threshold: float,
 ) -> tuple[Match, int] | None:
@@ -146,7 +148,9 @@ def _linked_cover(
         forward = any(is_about(other, name) for name in bridges)
         backward = squeeze(subject) not in asked and _names(other, subject)
         through_named = any(is_about(other, name) for name in named)
-        if not (forward or backward or through_named):
+        # the page of a name the anchor gives further down its ranking: a hop when it adds the missing words
+        farther = any(is_about(other, name) for name in further)
+        if not (forward or backward or through_named or farther):
             continue
         pair = match(terms, [stacks[a], stacks[b]])
         adds = len(pair.entities) + len(pair.generic) > len(single.entities) + len(single.generic)
@@ -212,8 +216,17 @@ def analyse_part(
         if not bridge_shaped and not bridged and single.covers(threshold):
             return PartSupport(terms, True, anchor, single, paragraphs=(a, *also))
         bridges = [c.name for c in ranked[:BRIDGE_CANDIDATES]]
+        further = [c.name for c in ranked[BRIDGE_CANDIDATES:]]
         linked = _linked_cover(
-            terms, evidence, stacks, a, single, bridges=bridges, asked=asked, threshold=threshold
+            terms,
+            evidence,
+            stacks,
+            a,
+            single,
+            bridges=bridges,
+            further=further,
+            asked=asked,
+            threshold=threshold,
         )
         if linked is not None:
             pair, b = linked
