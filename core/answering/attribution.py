@@ -153,8 +153,7 @@ def attribute(
             if clauses:  # no paragraph supports the whole sentence, some support a clause of it
                 pieces.append(_marked_clauses(claim.sentence, clauses))
                 notes.extend(
-                    Attribution(" ".join(_MARKERS.sub(" ", text).split()), n, "added", round(share, 3))
-                    for text, _, n, share in clauses
+                    Attribution(_plain(text), n, "added", round(share, 3)) for text, _, n, share in clauses
                 )
                 continue
             how, numbers = ("removed" if written or claim.placeholder else "none"), []
@@ -162,7 +161,7 @@ def attribute(
         source = numbers[0] if numbers else 0
         notes.append(
             Attribution(
-                " ".join(_MARKERS.sub(" ", claim.sentence).split()),
+                _plain(claim.sentence),
                 source,
                 how,
                 round(_support_of(claim, paragraphs, [n - 1 for n in numbers] or [by_terms]), 3),
@@ -226,8 +225,7 @@ def _marked_clauses(sentence: str, clauses: Sequence[tuple[str, int, int, float]
     bare = _MARKERS.sub("", sentence)
     out, last = [], 0
     for _, end, number, _ in clauses:
-        out.append(bare[last:end])
-        out.append(f" [{number}]" if bare[:end] and bare[:end][-1].isascii() else f"[{number}]")
+        out.extend((bare[last:end], _marks(bare[:end], [number])))
         last = end
     out.append(bare[last:])
     return "".join(out)
@@ -267,10 +265,10 @@ def _closeness(
     each candidate paragraph (the written markers' and its best few by terms that hold ``MEANING_TERMS``)."""
     pairs: list[tuple[int, int]] = []
     for index, claim in enumerate(claims):
+        if max(claim.scores) >= SUPPORT:  # its terms tie it already
+            continue
         count = len(claim.scores)
         written = {n - 1 for n in claim.written if 1 <= n <= count}
-        if any(claim.scores[i] >= SUPPORT for i in written) or max(claim.scores) >= SUPPORT:
-            continue
         ranked = sorted(range(count), key=lambda i: (-claim.scores[i], i))[:MEANING_CANDIDATES]
         candidates = dict.fromkeys([*sorted(written), *ranked])
         pairs.extend((index, i) for i in candidates if claim.scores[i] >= MEANING_TERMS)
@@ -282,7 +280,7 @@ def _closeness(
     flat = [(i, text) for i in paragraphs for text in sentences[i]]
     if not flat:
         return {}
-    texts = [" ".join(_MARKERS.sub(" ", _claim_text(claims[index].sentence)).split()) for index in asked]
+    texts = [_plain(_claim_text(claims[index].sentence)) for index in asked]
     rows = meaning.similarities(texts, [text for _, text in flat])
     best: dict[tuple[int, int], float] = {}
     for index, row in zip(asked, rows, strict=True):
@@ -303,11 +301,17 @@ def _remarked(sentence: str, numbers: Sequence[int]) -> str:
     bare = _MARKERS.sub("", sentence)
     if not numbers:
         return bare
-    marks = "".join(f"[{n}]" for n in numbers)
     ending = _ENDING.search(bare)
     cut = ending.start() if ending else len(bare)
-    return (
-        f"{bare[:cut]} {marks}{bare[cut:]}"
-        if bare[:cut] and bare[:cut][-1].isascii()
-        else f"{bare[:cut]}{marks}{bare[cut:]}"
-    )
+    return f"{bare[:cut]}{_marks(bare[:cut], numbers)}{bare[cut:]}"
+
+
+def _marks(before: str, numbers: Sequence[int]) -> str:
+    """The markers to put after this text: "[1][2]", after a space when the text ends in a Latin character."""
+    marks = "".join(f"[{n}]" for n in numbers)
+    return f" {marks}" if before and before[-1].isascii() else marks
+
+
+def _plain(sentence: str) -> str:
+    """The sentence without its markers, its whitespace collapsed: how it is stored and compared in meaning."""
+    return " ".join(_MARKERS.sub(" ", sentence).split())

@@ -13,6 +13,8 @@ import copy
 import dataclasses
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +85,16 @@ async def replay(
     return Replay(name, cassette, server.replayer, outcomes)
 
 
+@contextmanager
+def _without_environment() -> Iterator[None]:
+    """No KB_/OPENAI_ variable of the caller's environment while inside."""
+    with pytest.MonkeyPatch.context() as patch:
+        for variable in list(os.environ):
+            if variable.startswith(("KB_", "OPENAI_")):
+                patch.delenv(variable)
+        yield
+
+
 def _run_without_environment(
     cassette: Cassette,
     home: Path,
@@ -90,10 +102,7 @@ def _run_without_environment(
     name: str = "",
 ) -> Replay:
     """Replay with no KB_/OPENAI_ variable of the caller's environment."""
-    with pytest.MonkeyPatch.context() as patch:
-        for variable in list(os.environ):
-            if variable.startswith(("KB_", "OPENAI_")):
-                patch.delenv(variable)
+    with _without_environment():
         return asyncio.run(replay(cassette, home, conversations, name))
 
 
@@ -122,10 +131,7 @@ def extractive(tmp_path_factory: pytest.TempPathFactory) -> list[TurnOutcome]:
     home = tmp_path_factory.mktemp("extractive")
     settings = session_settings(base_url="http://127.0.0.1:9/v1", model="unused", home=home)
     settings = settings.model_copy(update={"model": settings.model.model_copy(update={"name": "extractive"})})
-    with pytest.MonkeyPatch.context() as patch:
-        for variable in list(os.environ):
-            if variable.startswith(("KB_", "OPENAI_")):
-                patch.delenv(variable)
+    with _without_environment():
         outcomes = asyncio.run(run_question_set(settings))
     assert all(o.record is not None and o.record.details.engine == "extractive" for o in outcomes)
     return outcomes

@@ -116,7 +116,7 @@ ASKING_CLAUSE_TERMS = 2  # a clause asking for a quantity names at least this ma
 
 
 def _by_the_asking_clause(
-    support: PartSupport, evidence: Sequence[Hit], sentences: Sequence[Sentence]
+    support: PartSupport, evidence: Sequence[Hit], sentences: Sequence[tuple[Sentence, Stack]]
 ) -> PartSupport:
     """An uncovered part asking for a quantity in one of its clauses ("被单位辞退了，多久之内可以去申请劳动仲裁"),
     answered by one sentence that states a quantity of the asked kind, names every entity of the part and every
@@ -133,10 +133,10 @@ def _by_the_asking_clause(
         return support
     answering = [
         sentence
-        for sentence in sentences
+        for sentence, stack in sentences
         if answers_asked_quantity(support.part, sentence.text)
-        and all(Stack.of(sentence.text).has_entity(e) for e in support.terms.entities)
-        and all(Haystack.of(sentence.text).contains(term) for term in asked)
+        and all(stack.has_entity(e) for e in support.terms.entities)
+        and all(stack.hay.contains(term) for term in asked)
     ]
     return _covered_by(support, evidence, answering) if answering else support
 
@@ -162,7 +162,8 @@ def judge_parts(
     if all(s.covered for s in supports):
         return supports
     sentences = meaning.sentences if meaning is not None else split_sentences(evidence)
-    return [_by_the_asking_clause(s, evidence, sentences) for s in supports]
+    prepared = [(sentence, Stack.of(sentence.text)) for sentence in sentences]  # once for every part
+    return [_by_the_asking_clause(s, evidence, prepared) for s in supports]
 
 
 def assess_evidence(

@@ -134,7 +134,7 @@ def _linked_cover(
     single: Match,
     *,
     bridges: Sequence[str],
-    further: Sequence[str] = (),
+    further: Sequence[str],
     asked: str,
     threshold: float,
 ) -> tuple[Match, int] | None:
@@ -154,9 +154,8 @@ def _linked_cover(
             continue
         pair = match(terms, [stacks[a], stacks[b]])
         adds = len(pair.entities) + len(pair.generic) > len(single.entities) + len(single.generic)
-        mutual = (
-            through_named and backward
-        )  # the named thing's page names the anchor's subject: the hop itself
+        # the named thing's page names the anchor's subject back: the two pages naming each other are the hop
+        mutual = through_named and backward
         if pair.covers(threshold) and (forward or adds or mutual):
             return pair, b
     return None
