@@ -162,3 +162,20 @@ def test_a_sentence_only_partly_supported_gets_its_marker_after_the_supported_cl
         == "Rollbacks take five minutes [3], and production approvals come from the security council board chaired by Ada."
     )
     assert notes == [(3, "added")]
+
+
+async def test_the_pipeline_hands_its_sentence_meaning_to_attribution() -> None:
+    """A pipeline given a SentenceMeaning ties a model's rephrased sentence by it: the stored answer carries
+    the marker and the record keeps the similarity."""
+    meaning = ScriptedMeaning({("薪水不会被扣", "工资照常发放"): 0.72})
+    harness = build_harness(meaning=meaning)
+    harness.kb.add("p1", LEAVE.content, document="病假与其他假期")
+    harness.engine.answers.append([REPHRASED])
+    done = (await harness.ask("病假期间工资怎么算?"))[-1]
+    assert isinstance(done, Done) and done.record.answer is not None
+    leave = done.record.details.evidence_ids.index("p1") + 1
+    assert done.record.answer.startswith(f"病假的时候薪水不会被扣[{leave}]。")
+    assert [(a.source, a.how, a.meaning) for a in done.record.details.attributions] == [
+        (leave, "added", 0.72)
+    ]
+    assert meaning.asked == ["病假的时候薪水不会被扣。"]
