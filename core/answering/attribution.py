@@ -223,7 +223,8 @@ def _by_clauses(claim: _Claim, paragraphs: Sequence[frozenset[str]]) -> list[tup
 def _marked_clauses(sentence: str, clauses: Sequence[tuple[str, int, int, float]]) -> str:
     """The sentence without its markers, each supported clause's marker put where that clause ends."""
     bare = _MARKERS.sub("", sentence)
-    out, last = [], 0
+    out: list[str] = []
+    last = 0
     for _, end, number, _ in clauses:
         out.extend((bare[last:end], _marks(bare[:end], [number])))
         last = end
