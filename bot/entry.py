@@ -2,12 +2,14 @@
 
 Importing the command line (pydantic, Chroma, jieba) takes a second or two; a SIGINT then arrives before
 bot/cli/outcome.py can turn it into its one line, so this module, which imports nothing heavy itself,
-catches it around the import too.
+catches it around the import too, and remembers it: a KeyboardInterrupt raised inside a C extension's callback
+(pydantic-core building a validator) is printed as "Exception ignored" and lost, and the import goes on.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 
@@ -25,9 +27,19 @@ def _interrupted_word() -> str:
 
 def run() -> int:
     """Import and run the command line; one line and exit 130 for a Ctrl-C that arrives while importing."""
+    seen = threading.Event()
+
+    def note_interrupt(signum: int, frame: object) -> None:
+        seen.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, note_interrupt)
     try:
         from bot.cli import main
 
+        signal.signal(signal.SIGINT, previous)
+        if seen.is_set():  # raised inside a C callback that swallowed it ("Exception ignored in: …")
+            raise KeyboardInterrupt
         return main()
     except KeyboardInterrupt:
         if "-v" in sys.argv[1:] or "--verbose" in sys.argv[1:]:
