@@ -131,6 +131,7 @@ class DocumentInfo:
     enabled: bool
     chunk_count: int
     updated_at: float = 0.0
+    link: str = ""  # where a reader opens it (a synced page's URL, a Slack thread's permalink); "" for files
 
 
 @dataclass(frozen=True, slots=True)

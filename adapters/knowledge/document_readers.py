@@ -88,6 +88,7 @@ class ReadDocument:
     parts: tuple[DocumentPart, ...]
     content_hash: str
     warnings: tuple[str, ...] = ()
+    link: str = ""
 
     @property
     def markdown(self) -> str:
@@ -199,6 +200,7 @@ def read_document(path: Path, *, limits: ReadLimits = DEFAULT_LIMITS) -> ReadDoc
         parts=parsed.parts,
         content_hash=hashlib.sha256(data).hexdigest(),
         warnings=parsed.warnings,
+        link=parsed.link,
     )
 
 

@@ -21,7 +21,7 @@ import inspect
 import pickle
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -58,15 +58,21 @@ THREAD_PREFETCH_GROUPS = 2  # threads share the GIL with the writes: reading fur
 WORKER_MIN_BYTES = 1024 * 1024  # smaller runs: starting the worker (~1 s) costs more than it saves
 
 
-def _jobs(paths: Sequence[Path], dataset: str, existing: dict[str, DocumentInfo]) -> list[FileJob]:
-    """A FileJob per path: resolved source, size (0 when it cannot be read), stored document."""
+def _jobs(
+    paths: Sequence[Path],
+    dataset: str,
+    existing: dict[str, DocumentInfo],
+    sources: Mapping[Path, str] | None = None,
+) -> list[FileJob]:
+    """A FileJob per path: its source (the given one, else the resolved path), size (0 when it cannot be
+    read), stored document."""
     jobs = []
     for path in paths:
         try:
             size = path.stat().st_size
         except OSError:
             size = 0
-        source = str(path.resolve())
+        source = sources[path] if sources is not None and path in sources else str(path.resolve())
         jobs.append(FileJob(path, source, size, existing.get(document_id(dataset, source))))
     return jobs
 
@@ -135,9 +141,11 @@ class _Writer:
         on_event: Callable[[IngestEvent], object] | None,
         on_progress: Callable[[IngestProgress], object] | None = None,
         with_keywords: bool = False,
+        named_by_title: bool = False,
     ) -> None:
         self.index = index
         self.with_keywords = with_keywords
+        self.named_by_title = named_by_title
         self.dataset = dataset
         self.existing = existing
         self.embedding_model = embedding_model
@@ -249,12 +257,13 @@ class _Writer:
         return TitledDocument(
             dataset=self.dataset,
             document_id=document_id(self.dataset, item.source),
-            name=item.read.name,
+            name=item.read.title if self.named_by_title and item.read.title else item.read.name,
             source=item.source,
             content_hash=fingerprint(item.read.content_hash, self.max_tokens),
             enabled=True,
             chunk_count=len(item.chunks),
             title=item.read.title,
+            link=item.read.link,
         )
 
 
@@ -274,6 +283,7 @@ async def ingest(
     clock: Callable[[], float] = time.perf_counter,
     worker_min_bytes: int = WORKER_MIN_BYTES,
     content_hash: Callable[[Path], str] | None = None,
+    sources: Mapping[Path, str] | None = None,
 ) -> IngestSummary:
     """Bring dataset in line with the files at paths (found under roots); see the module docstring.
 
@@ -285,11 +295,13 @@ async def ingest(
     on_progress an IngestProgress after each file and, inside a batch, after each write. Files without
     text are skipped (see core.knowledge.ingest_plan.prepare_files). Changed files are written in batches (index.replace_documents when the index has it, see BatchDocumentIndex).
     Files are prepared in the index's worker process when it has one (WorkerDocumentIndex) and the new
-    files (or those last chunked with another size) add up to worker_min_bytes or more.
+    files (or those last chunked with another size) add up to worker_min_bytes or more. sources names the
+    document of a path by something other than the path (a synced source's stable id, core.sources): its
+    document id is derived from that name, and its title names it (its file is only this machine's copy).
     """
     started = clock()
     existing = {doc.document_id: doc for doc in await index.list_documents(dataset)}
-    jobs = await asyncio.to_thread(_jobs, paths, dataset, existing)
+    jobs = await asyncio.to_thread(_jobs, paths, dataset, existing, sources)
     changing_bytes = sum(job.size for job in jobs if likely_changed(job.current, max_tokens))
     worker = _worker_of(index, (read, unreadable, content_hash), changing_bytes, worker_min_bytes)
     prepare = functools.partial(
@@ -317,6 +329,7 @@ async def ingest(
         on_event=on_event,
         on_progress=on_progress,
         with_keywords=worker is not None,
+        named_by_title=sources is not None,
     )
     seen: set[str] = set()
     skipped: list[tuple[str, str]] = []

@@ -179,6 +179,7 @@ class ReadSummary:
     name: str
     title: str
     content_hash: str
+    link: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +264,9 @@ def prepare_files(
         if blank:
             prepared.append(_blank(job, blank))
             continue
-        summary = ReadSummary(document.name, document.title, document.content_hash)
+        summary = ReadSummary(
+            document.name, document.title, document.content_hash, getattr(document, "link", "")
+        )
         outcome = classify(job.current, fingerprint(document.content_hash, max_tokens))
         if outcome == "unchanged" and (job.current is None or job.current.chunk_count):
             prepared.append(PreparedFile(job.path, job.source, summary, "", outcome, size=job.size))

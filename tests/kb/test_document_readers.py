@@ -202,3 +202,23 @@ def test_whole_law_folder_walks_to_385_files() -> None:
     paths = list(iter_document_paths([LAWS]))
     assert len(paths) == 385
     assert all(read_document(p).name for p in paths)
+
+
+@pytest.mark.parametrize(
+    ("front_matter", "link"),
+    [
+        ("url: https://wiki.example.com/pages/42", "https://wiki.example.com/pages/42"),
+        ("link: http://intranet/travel", "http://intranet/travel"),
+        ("url: javascript:alert(1)", ""),
+        ("url: file:///etc/passwd", ""),
+        ("url: https://a.example.com/x y", ""),
+    ],
+)
+def test_a_markdown_files_metadata_url_is_its_link_when_it_is_a_web_address(
+    tmp_path: Path, front_matter: str, link: str
+) -> None:
+    """`url:` (or `link:`) in the front matter is where the document's citations point; any other scheme,
+    or an address with spaces, is no link."""
+    path = tmp_path / "page.md"
+    path.write_text(f"---\ntitle: Page\n{front_matter}\n---\n\nText.\n", encoding="utf-8")
+    assert read_document(path).link == link

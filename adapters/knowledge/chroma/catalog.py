@@ -77,6 +77,7 @@ def _entry_metadata(entry: CatalogEntry) -> dict[str, Any]:
         "chunks": info.chunk_count,
         "updated": info.updated_at,
         "title": entry.title,
+        "link": info.link,
     }
 
 
@@ -90,6 +91,7 @@ def _entry_from(dataset: str, document_id: str, meta: dict[str, Any]) -> Catalog
         enabled=bool(meta.get("enabled", True)),
         chunk_count=int(meta.get("chunks", 0)),
         updated_at=float(meta.get("updated", 0.0)),
+        link=str(meta.get("link", "")),
     )
     return CatalogEntry(info=info, version=str(meta.get("version", "")), title=str(meta.get("title", "")))
 

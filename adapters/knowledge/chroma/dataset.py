@@ -273,7 +273,7 @@ def visible_hit(
         document_id=entry.info.document_id,
         document_name=entry.info.name,
         heading=str(meta.get("heading", "")),
-        source=entry.info.source,
+        source=entry.info.link or entry.info.source,
         position=int(meta.get("position", 0)),
         location=Location.from_dict(meta),
         title=entry.title or entry.info.name,

@@ -43,6 +43,7 @@ class Parsed:
     parts: tuple[DocumentPart, ...]
     title: str = ""
     warnings: tuple[str, ...] = ()
+    link: str = ""  # the web address its metadata names (front matter ``url:`` or ``link:``), else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,7 +85,17 @@ def read_markdown(text: str) -> Parsed:
     if metadata and not opened.startswith("---"):
         header = opened[: len(opened) - len(body)].strip("\n")
         opened = f"---\n{header}\n---\n{body}"
-    return Parsed((DocumentPart(opened),), title=_title(metadata, body))
+    return Parsed((DocumentPart(opened),), title=_title(metadata, body), link=_link(metadata))
+
+
+def _link(metadata: dict[str, str]) -> str:
+    """The http(s) address the metadata gives the document (``url:`` or ``link:``); "" for none or
+    another scheme (a ``javascript:`` or ``file:`` address is never shown as a citation's link)."""
+    for key in ("url", "link"):
+        value = metadata.get(key, "").strip()
+        if value.lower().startswith(("https://", "http://")) and not any(c.isspace() for c in value):
+            return value
+    return ""
 
 
 def read_plain(text: str) -> Parsed:

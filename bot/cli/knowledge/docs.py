@@ -59,7 +59,7 @@ def resolve_document(documents: Sequence[DocumentInfo], wanted: str) -> Document
 
 
 def format_documents(documents: Sequence[DocumentInfo]) -> str:
-    """One line per document: id, state, chunks, updated, name, source."""
+    """One line per document: id, state, chunks, updated, name, source (its link, for a synced one)."""
     lines = [f"{'id':<24}  {'state':<8} {'chunks':>6}  {'updated':<16}  {fit('name', 32)} source"]
     for doc in documents:
         updated = (
@@ -67,7 +67,7 @@ def format_documents(documents: Sequence[DocumentInfo]) -> str:
         )
         state = "enabled" if doc.enabled else "DISABLED"
         lines.append(
-            f"{doc.document_id:<24}  {state:<8} {doc.chunk_count:>6}  {updated:<16}  {fit(doc.name, 32)} {doc.source}"
+            f"{doc.document_id:<24}  {state:<8} {doc.chunk_count:>6}  {updated:<16}  {fit(doc.name, 32)} {doc.link or doc.source}"
         )
     return "\n".join(lines)
 
@@ -77,6 +77,7 @@ def _document_json(doc: DocumentInfo) -> dict[str, Any]:
         "id": doc.document_id,
         "name": doc.name,
         "source": doc.source,
+        "link": doc.link,
         "enabled": doc.enabled,
         "chunks": doc.chunk_count,
         "hash": doc.content_hash,
