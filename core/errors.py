@@ -11,6 +11,7 @@ KbError
  │    └── ModelOutputInvalid  empty output, JSON that does not match the contract
  ├── KnowledgeBaseError     the vector store or keyword index failed
  ├── StoreUnavailable       the conversation database cannot be reached
+ ├── SourceUnreadable       a synced source (Slack channel, export, site) cannot be read whole
  ├── NotFound
  ├── NotAllowed
  └── ContextConflict        an optimistic write lost to a concurrent one
@@ -109,6 +110,16 @@ class StoreUnavailable(KbError):
 
     def __init__(self, detail: str = "") -> None:
         super().__init__(phrase("error.store_unavailable"), detail=detail or None)
+
+
+class SourceUnreadable(KbError):
+    """A synced source could not be read whole (core.sources): the sync changes nothing."""
+
+    code = "source_unreadable"
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(phrase("error.source_unreadable", source=source, reason=reason))
+        self.reason = reason
 
 
 class NotFound(KbError):

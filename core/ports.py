@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any, Protocol
 
 from core.events import Progress
@@ -29,6 +30,7 @@ from core.models import (
     Usage,
 )
 from core.record import NO_DETAILS, Record, RecordDetails
+from core.sources.models import Fetched, SourceSpec, SourceState, SyncedDocument, SyncReport
 
 
 class Embedder(Protocol):
@@ -317,4 +319,52 @@ class ContextLoader(Protocol):
         self, conversation_id: str, *, before_id: int, on_compacting: Callable[[], Awaitable[None]]
     ) -> LoadedContext:
         """History strictly before before_id. Calls on_compacting once, only if a summary call happens."""
+        ...
+
+
+class SourceFetcher(Protocol):
+    """Reads one synced source (a Slack channel, an export, a site)."""
+
+    async def fetch(self, known: Mapping[str, str]) -> Fetched:
+        """Every document new or changed since `known` (key -> version of the last sync), the keys still
+        there and unchanged, and what was left out. Raises (never returns a partial list) when the source
+        cannot be read whole: a partial list would read as deletions."""
+        ...
+
+
+class SourceMirror(Protocol):
+    """The synced documents as files on this machine, one per key, which the ingest reads."""
+
+    def path_of(self, key: str) -> Path: ...
+
+    async def present(self, keys: Sequence[str]) -> set[str]:
+        """The keys whose file is here (a fresh machine has none and fetches them again)."""
+        ...
+
+    async def write(self, documents: Sequence[SyncedDocument]) -> None: ...
+
+    async def remove(self, keys: Sequence[str]) -> None: ...
+
+
+class SourceRegistry(Protocol):
+    """The registered sources, shared by every instance (it lives beside the conversations)."""
+
+    async def add_source(self, spec: SourceSpec) -> None:
+        """Raises InvalidInput when a source of that name exists."""
+        ...
+
+    async def get_source(self, name: str) -> SourceState | None: ...
+
+    async def list_sources(self) -> list[SourceState]: ...
+
+    async def remove_source(self, name: str) -> bool: ...
+
+    async def claim_sync(self, name: str, owner: str, *, now: float, lease: float) -> bool:
+        """Take the source's sync for `lease` seconds unless another owner holds an unexpired claim."""
+        ...
+
+    async def finish_sync(
+        self, name: str, owner: str, report: SyncReport, versions: Mapping[str, str] | None
+    ) -> None:
+        """Keep the report (and the new versions, None: unchanged) and release the claim."""
         ...

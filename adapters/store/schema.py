@@ -84,6 +84,22 @@ CREATE TABLE event_claims (
     created_at $REAL NOT NULL
 )"""
 
+# Synced sources (core.sources), shared by every instance: settings, versions and the last report are
+# JSON text (read and written whole); sync_owner / sync_until are the claim that keeps one sync per source.
+_SOURCES = """
+CREATE TABLE sources (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    dataset TEXT NOT NULL,
+    settings TEXT NOT NULL DEFAULT '{}',
+    every_seconds $REAL NOT NULL DEFAULT 0,
+    versions TEXT NOT NULL DEFAULT '{}',
+    last_sync TEXT,
+    sync_owner TEXT NOT NULL DEFAULT '',
+    sync_until $REAL NOT NULL DEFAULT 0,
+    created_at $REAL NOT NULL
+)"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -145,6 +161,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE records ADD COLUMN delivery_resumes INTEGER NOT NULL DEFAULT 0",
         ),
     ),
+    Migration(7, "synced sources", (_SOURCES,)),
 )
 
 _VERSION_TABLE = """

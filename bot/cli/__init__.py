@@ -1,7 +1,7 @@
 """The `kb` command line: one module per command group, each registering its sub-commands.
 
 The groups live in three packages: ``conversation`` (ask, history, trace, chat, compact, context),
-``knowledge`` (ingest, search, docs, datasets) and ``operations`` (serve, demo, eval, classifier); ``outcome`` is
+``knowledge`` (ingest, search, docs, datasets, sources) and ``operations`` (serve, demo, eval, classifier); ``outcome`` is
 the one error path they all share.
 """
 
@@ -54,6 +54,7 @@ def _command_modules() -> list[ModuleType]:
         "knowledge.search",
         "knowledge.docs",
         "knowledge.datasets",
+        "knowledge.sources",
         "conversation.ask",
         "conversation.chat",
         "operations.eval",

@@ -78,6 +78,8 @@ class MockSlackApi(SlackMethods):
         self._refusals: dict[str, deque[str]] = {}
         self.members_page_size = 2
         self.replies_page_size = 100
+        self.history: dict[str, list[dict[str, Any]]] = {}
+        self.history_page_size = 100
         self._holds: Counter[str] = Counter()
         self.held: list[ApiCall] = []  # calls whose effect happened but whose response is withheld
         self._release = asyncio.Event()
@@ -107,10 +109,24 @@ class MockSlackApi(SlackMethods):
         return f"http://127.0.0.1:{self.port}/respond/{name}"
 
     def add_channel(
-        self, channel_id: str, *, members: list[str], is_im: bool = False, user: str = ""
+        self,
+        channel_id: str,
+        *,
+        members: list[str],
+        is_im: bool = False,
+        user: str = "",
+        name: str = "",
+        is_private: bool = False,
     ) -> None:
-        """Make conversations.info / conversations.members know a channel."""
-        self.channels[channel_id] = {"id": channel_id, "is_im": is_im, "user": user, "is_archived": False}
+        """Make conversations.info / conversations.members (and .history) know a channel."""
+        self.channels[channel_id] = {
+            "id": channel_id,
+            "is_im": is_im,
+            "user": user,
+            "is_archived": False,
+            "name": name or channel_id.lower(),
+            "is_private": is_private,
+        }
         self.members[channel_id] = list(members)
 
     def throttle(self, method: str, *, times: int = 1, retry_after: int = 1) -> None:

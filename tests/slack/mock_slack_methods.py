@@ -1,5 +1,5 @@
 """The Web API methods the mock Slack workspace answers (auth, chat and chat streaming, views and the Home
-tab, assistant threads, conversations, users)."""
+tab, assistant threads, conversations with a history people wrote, users)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,53 @@ class SlackMethods:
     _ids: itertools.count[int]
 
     replies_page_size: int
+    history: dict[str, list[dict[str, Any]]]  # channel -> messages people wrote (roots and replies)
+    history_page_size: int
+
+    # ---------- a channel's history, as people wrote it (conversations.history / .replies read it)
+    def say(self, channel: str, user: str, text: str, *, thread_ts: str | None = None) -> str:
+        """A person posts (a root, or a reply in thread_ts); returns its ts. The root's reply_count and
+        latest_reply follow, as Slack keeps them."""
+        ts = self._next_ts()
+        message: dict[str, Any] = {"type": "message", "user": user, "text": text, "ts": ts}
+        held = self.history.setdefault(channel, [])
+        if thread_ts:
+            message["thread_ts"] = thread_ts
+            root = next(m for m in held if m["ts"] == thread_ts)
+            root.update(thread_ts=thread_ts, reply_count=root.get("reply_count", 0) + 1, latest_reply=ts)
+        held.append(message)
+        return ts
+
+    def edit(self, channel: str, ts: str, text: str) -> None:
+        """A person edits a message: new text and an `edited` mark."""
+        message = next(m for m in self.history[channel] if m["ts"] == ts)
+        message.update(text=text, edited={"user": message["user"], "ts": self._next_ts()})
+
+    def erase(self, channel: str, ts: str) -> None:
+        """A person deletes a message (a root takes its replies with it)."""
+        self.history[channel] = [
+            m for m in self.history[channel] if m["ts"] != ts and m.get("thread_ts") != ts
+        ]
+
+    def _roots(self, channel: str) -> list[dict[str, Any]]:
+        held = self.history.get(channel, [])
+        return [m for m in held if m.get("thread_ts") in (None, m["ts"])]
+
+    def _conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The channel's roots, newest first, a page at a time (cursor: an offset)."""
+        channel = str(params.get("channel"))
+        if channel not in self.channels:
+            return {"ok": False, "error": "channel_not_found"}
+        roots = sorted(self._roots(channel), key=lambda m: float(m["ts"]), reverse=True)
+        start = int(params.get("cursor") or 0)
+        end = start + min(int(params.get("limit") or 100), self.history_page_size)
+        cursor = str(end) if end < len(roots) else ""
+        return {
+            "ok": True,
+            "messages": [dict(m) for m in roots[start:end]],
+            "has_more": bool(cursor),
+            "response_metadata": {"next_cursor": cursor},
+        }
 
     def thread(self, channel: str, thread_ts: str) -> list[PostedMessage]:
         """The bot's live replies in a thread, oldest first."""
@@ -273,6 +320,13 @@ class SlackMethods:
     def _conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
         """The bot's replies in the thread, oldest first, a page at a time; each with its author (the bot)
         and, with include_all_metadata, its metadata."""
+        said = [
+            m
+            for m in self.history.get(str(params["channel"]), [])
+            if m["ts"] == str(params["ts"]) or m.get("thread_ts") == str(params["ts"])
+        ]
+        if said:
+            return self._said_replies(said, params)
         replies = self.thread(str(params["channel"]), str(params["ts"]))
         with_metadata = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
         start = int(params.get("cursor") or 0)
@@ -294,6 +348,31 @@ class SlackMethods:
         return {
             "ok": True,
             "messages": messages,
+            "has_more": bool(cursor),
+            "response_metadata": {"next_cursor": cursor},
+        }
+
+    def _said_replies(self, said: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+        """A thread people wrote, root first, with the bot's replies in it, a page at a time."""
+        channel, ts = str(params["channel"]), str(params["ts"])
+        bots = [
+            {
+                "type": "message",
+                "ts": m.ts,
+                "text": m.text,
+                "thread_ts": ts,
+                "user": self.bot_user_id,
+                "bot_id": self.bot_id,
+            }
+            for m in self.thread(channel, ts)
+        ]
+        everything = sorted([*(dict(m) for m in said), *bots], key=lambda m: float(m["ts"]))
+        start = int(params.get("cursor") or 0)
+        end = start + min(int(params.get("limit") or 1000), self.replies_page_size)
+        cursor = str(end) if end < len(everything) else ""
+        return {
+            "ok": True,
+            "messages": everything[start:end],
             "has_more": bool(cursor),
             "response_metadata": {"next_cursor": cursor},
         }

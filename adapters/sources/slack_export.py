@@ -1,0 +1,134 @@
+"""A Slack workspace export (zip: channels.json, users.json, a folder of daily JSON files per channel) read as
+the same thread documents a live sync makes (adapters.sources.slack_threads), with the same keys.
+
+The zip is read with the standard library's zipfile, member by member with size limits, never unpacked
+to disk. Links are built in chat.getPermalink's form when the workspace's address is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import zipfile
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from adapters.sources.slack_threads import (
+    is_root,
+    permalink,
+    thread_document,
+    thread_version,
+)
+from core.errors import SourceUnreadable
+from core.sources.models import Fetched, SyncedDocument
+
+MAX_MEMBER_BYTES = 64 * 1024 * 1024
+
+
+def _load(archive: zipfile.ZipFile, member: str) -> Any:
+    info = archive.getinfo(member)
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise SourceUnreadable(member, f"member larger than {MAX_MEMBER_BYTES // (1024 * 1024)} MB")
+    return json.loads(archive.read(info).decode("utf-8"))
+
+
+def _user_names(users: Any) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for user in users if isinstance(users, list) else []:
+        profile = user.get("profile") or {}
+        name = (
+            profile.get("display_name")
+            or user.get("real_name")
+            or profile.get("real_name")
+            or user.get("name")
+        )
+        if user.get("id") and name:
+            names[str(user["id"])] = str(name)
+    return names
+
+
+def _bot_users(users: Any) -> frozenset[str]:
+    return frozenset(
+        str(u["id"]) for u in users if isinstance(users, list) and u.get("is_bot") and u.get("id")
+    )
+
+
+def read_export(
+    path: Path, *, channels: frozenset[str] = frozenset(), workspace_url: str = ""
+) -> list[SyncedDocument]:
+    """Every thread of the export's public channels (or of the named ones) as a document (blocking)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = set(archive.namelist())
+            if "channels.json" not in members:
+                raise SourceUnreadable(str(path), "not a Slack export (no channels.json)")
+            listed = _load(archive, "channels.json")
+            users = _load(archive, "users.json") if "users.json" in members else []
+            names, bots = _user_names(users), _bot_users(users)
+            documents: list[SyncedDocument] = []
+            for channel in listed if isinstance(listed, list) else []:
+                name, channel_id = str(channel.get("name") or ""), str(channel.get("id") or "")
+                if (
+                    not name
+                    or not channel_id
+                    or (channels and name not in channels and channel_id not in channels)
+                ):
+                    continue
+                days = sorted(
+                    m for m in members if PurePosixPath(m).parent.name == name and m.endswith(".json")
+                )
+                messages = [m for day in days for m in _load(archive, day) if isinstance(m, dict)]
+                documents.extend(_threads(channel_id, name, messages, names, bots, workspace_url))
+            return documents
+    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
+        raise SourceUnreadable(str(path), f"cannot read the export ({exc})") from exc
+
+
+def _threads(
+    channel_id: str,
+    name: str,
+    messages: list[dict[str, Any]],
+    names: Mapping[str, str],
+    bots: frozenset[str],
+    workspace_url: str,
+) -> list[SyncedDocument]:
+    threads: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    roots: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        ts = str(message.get("ts") or "")
+        if not ts:
+            continue
+        if is_root(message):
+            roots[ts] = message
+            threads[ts].insert(0, message)
+        else:
+            threads[str(message["thread_ts"])].append(message)
+    documents = []
+    for ts, thread in threads.items():
+        root = roots.get(ts)
+        if root is None:  # replies whose root lies outside the export
+            continue
+        link = permalink(workspace_url, channel_id, ts) if workspace_url else ""
+        document = thread_document(
+            channel_id, name, thread, names, link=link, version=thread_version(root), bot_user_ids=bots
+        )
+        if document is not None:
+            documents.append(document)
+    return documents
+
+
+class SlackExportFetcher:
+    """SourceFetcher over an export zip: every thread, every time (an export is read whole)."""
+
+    def __init__(
+        self, path: Path, *, channels: frozenset[str] = frozenset(), workspace_url: str = ""
+    ) -> None:
+        self.path, self.channels, self.workspace_url = path, channels, workspace_url
+
+    async def fetch(self, known: Mapping[str, str]) -> Fetched:
+        documents = await asyncio.to_thread(
+            read_export, self.path, channels=self.channels, workspace_url=self.workspace_url
+        )
+        return Fetched(tuple(documents))

@@ -1,0 +1,168 @@
+"""Synced sources wired: the fetcher for each kind, the mirror folder, and one sync run end to end
+(claim, fetch, ingest under the dataset's writer lock, remove, record), for `kb sources sync` and `kb serve`."""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from adapters.knowledge.document_readers import ReadLimits, UnreadableDocument, content_hash, read_document
+from adapters.knowledge.factory import open_knowledge_base
+from adapters.slack.app import build_web_client
+from adapters.sources.mirror import FolderMirror
+from adapters.sources.slack_channel import RECHECK_DAYS, TIER3_PER_MINUTE, SlackChannelFetcher
+from adapters.sources.slack_export import SlackExportFetcher
+from core.errors import InvalidInput, KbError
+from core.knowledge.ingest import ingest
+from core.knowledge.ingest_plan import IngestSummary, document_id
+from core.messages import phrase
+from core.ports import SourceFetcher
+from core.sources.models import SourceSpec, SourceState, SyncReport
+from core.sources.sync import SyncEdges, sync_source
+
+SOURCES_FOLDER = "sources"
+CLAIM_LEASE = 6 * 3600.0  # a sync that runs longer than this may be taken over by another instance
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """A kind of source: the settings it needs and those it may have."""
+
+    name: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    summary: str
+
+
+KINDS: Mapping[str, Kind] = {
+    kind.name: kind
+    for kind in (
+        Kind(
+            "slack-channel", ("channel",), ("per_minute", "recheck_days"), "a public Slack channel, read live"
+        ),
+        Kind("slack-export", ("path",), ("channels", "workspace_url"), "a Slack workspace export zip"),
+    )
+}
+
+
+def check_spec(spec: SourceSpec) -> None:
+    """InvalidInput naming what is wrong: an unknown kind, a missing or unknown setting, a missing file."""
+    kind = KINDS.get(spec.kind)
+    if kind is None:
+        raise InvalidInput(phrase("error.source_kind", kind=spec.kind, kinds=", ".join(KINDS)))
+    missing = [key for key in kind.required if not spec.settings.get(key)]
+    if missing:
+        raise InvalidInput(
+            phrase("error.source_setting_missing", kind=spec.kind, settings=", ".join(missing))
+        )
+    unknown = sorted(set(spec.settings) - set(kind.required) - set(kind.optional))
+    if unknown:
+        raise InvalidInput(
+            phrase("error.source_setting_unknown", kind=spec.kind, settings=", ".join(unknown))
+        )
+    if spec.kind == "slack-export" and not Path(spec.settings["path"]).is_file():
+        raise InvalidInput(phrase("error.source_path_missing", path=spec.settings["path"]))
+
+
+def _number(settings: Mapping[str, str], key: str, default: float) -> float:
+    try:
+        return float(settings.get(key) or default)
+    except ValueError as exc:
+        raise InvalidInput(phrase("error.source_setting_number", setting=key)) from exc
+
+
+def build_fetcher(spec: SourceSpec, settings: Any) -> SourceFetcher:
+    """The fetcher of a source's kind, built from its settings (and SLACK_BOT_TOKEN / SLACK_API_URL)."""
+    check_spec(spec)
+    values = spec.settings
+    if spec.kind == "slack-channel":
+        if not settings.slack.bot_token:
+            raise InvalidInput(phrase("error.source_needs_token", kind=spec.kind, setting="SLACK_BOT_TOKEN"))
+        client = build_web_client(settings.slack.bot_token, base_url=settings.slack.api_url)
+        return SlackChannelFetcher(
+            client,
+            values["channel"].lstrip("#"),
+            per_minute=_number(values, "per_minute", TIER3_PER_MINUTE),
+            recheck_days=_number(values, "recheck_days", RECHECK_DAYS),
+        )
+    channels = frozenset(c.strip().lstrip("#") for c in values.get("channels", "").split(",") if c.strip())
+    return SlackExportFetcher(
+        Path(values["path"]), channels=channels, workspace_url=values.get("workspace_url", "")
+    )
+
+
+def mirror_of(settings: Any, name: str) -> FolderMirror:
+    """This machine's copy of a source's documents: KB_HOME/sources/NAME."""
+    return FolderMirror(Path(settings.storage.home) / SOURCES_FOLDER / name)
+
+
+def owner_name() -> str:
+    """Who holds a sync claim: host and process."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+async def run_sync(
+    state: SourceState,
+    settings: Any,
+    kb: Any,
+    limits: ReadLimits,
+    *,
+    fetcher: SourceFetcher | None = None,
+) -> tuple[SyncReport, dict[str, str] | None]:
+    """One sync of one source into its dataset through the open knowledge base, reading the mirror's files
+    within limits (the caller holds the dataset's writer lock and the registry claim)."""
+    spec = state.spec
+    existing_model = await kb.dataset_model(spec.dataset)
+    model = existing_model or settings.embedding.model
+
+    async def apply(files: Mapping[Path, str]) -> IngestSummary:
+        return await ingest(
+            kb,
+            spec.dataset,
+            list(files),
+            read=functools.partial(read_document, limits=limits),
+            content_hash=functools.partial(content_hash, limits=limits),
+            embedding_model=model,
+            unreadable=(UnreadableDocument, OSError, UnicodeError),
+            sources=files,
+        )
+
+    async def remove(keys: Sequence[str]) -> int:
+        removed = 0
+        known = {doc.document_id for doc in await kb.list_documents(spec.dataset)}
+        for key in keys:
+            identity = document_id(spec.dataset, key)
+            if identity in known:
+                await kb.delete_document(spec.dataset, identity)
+                removed += 1
+        return removed
+
+    try:
+        chosen = fetcher or build_fetcher(spec, settings)
+    except KbError as exc:
+        return SyncReport(spec.name, time.time(), error=exc.message("en")), None
+    edges = SyncEdges(chosen, mirror_of(settings, spec.name), apply, remove)
+    report, versions = await sync_source(state, edges)
+    await kb.flush()
+    return report, versions
+
+
+async def remove_documents(state: SourceState, settings: Any) -> int:
+    """Delete a source's documents from its dataset and its mirror folder; how many were deleted."""
+    async with open_knowledge_base(settings) as kb:
+        known = {doc.document_id for doc in await kb.list_documents(state.spec.dataset)}
+        removed = 0
+        for key in state.versions:
+            identity = document_id(state.spec.dataset, key)
+            if identity in known:
+                await kb.delete_document(state.spec.dataset, identity)
+                removed += 1
+        await kb.flush()
+    await mirror_of(settings, state.spec.name).remove(list(state.versions))
+    return removed
