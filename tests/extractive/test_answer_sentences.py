@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from adapters.extractive import ExtractiveEngine
-from adapters.extractive.language.relevance import SentenceIndex, score_sentences
+from adapters.extractive.language.relevance import SentenceIndex, asks, score_sentences
 from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import split_sentences
 from core.models import AnswerRequest
@@ -122,3 +124,36 @@ async def test_a_part_whose_subject_a_paragraph_names_shows_its_closest_sentence
     text = await _answer(question, [hit(1, opening + origin, "明德中学.md")], embedder)
     assert "未找到" not in text
     assert "未能确认" in text and f"- {origin} [1]" in text
+
+
+async def test_a_question_in_the_evidence_is_not_quoted_as_its_answer() -> None:
+    """A thread or FAQ that repeats the question ("…最长可以约定多久？") answers it in the next sentence: that
+    sentence is quoted, the evidence's own question is not (without an encoder: words alone)."""
+    evidence = [hit(1, f"请问{PROBATION}{LIMIT}", "#hr: 试用期", "")]
+    text = await _answer(PROBATION, evidence, None)
+    assert f"- {LIMIT} [1]" in text
+    assert "请问" not in text
+
+
+def test_only_a_question_is_scored_when_nothing_else_is() -> None:
+    """When every matching sentence is a question, the questions are still scored (nothing is hidden)."""
+    evidence = [hit(1, f"请问{PROBATION}", "#hr: 试用期", "")]
+    sentences = split_sentences(evidence)
+    assert [s.sentence.text for s in score_sentences(PROBATION, SentenceIndex.of(evidence, sentences), None)]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "is_question"),
+    [
+        ("How do I get VPN access from home?", True),
+        ("请问劳动合同的试用期最长可以约定多久？", True),
+        ("**Is it free?**", True),
+        ('The title is a parody of "Who\'s Afraid of Virginia Woolf?"', False),  # a quoted question
+        ("\"Who's Afraid of Virginia Woolf?", False),  # the splitter cut inside a quoted title
+        ("他说“你去哪？”", False),
+        ("The limit is six months.", False),
+    ],
+)
+def test_a_question_is_a_sentence_ending_with_its_own_question_mark(sentence: str, is_question: bool) -> None:
+    """Only a question the sentence itself asks counts; a question inside quotation marks is a title or speech."""
+    assert asks(sentence) is is_question

@@ -8,6 +8,9 @@ A sentence's score adds
 * ``QUANTITY_WEIGHT`` when the part asks for a quantity and the sentence states one of that kind,
 * ``RANK_WEIGHT / sqrt(rank)`` of its paragraph in the reranked evidence.
 
+A sentence that is itself a question (a Slack thread's opening post, a FAQ's heading line) answers
+nothing: it is scored only when no other sentence is.
+
 Words alone pick the sentence that repeats the question ("…申请仲裁…") over the one that answers it in
 other words ("劳动争议申请仲裁的时效期间为一年"); meaning alone misses rare exact names. The weights were set
 on the team's law set and CMRC and checked on HotpotQA and the validation sets (docs/design.md#the-extractive-answer).
@@ -99,5 +102,22 @@ def score_sentences(
         if quantity and answers_asked_quantity(part, sentence.text):
             score += QUANTITY_WEIGHT
         scored.append(Scored(round(score, 6), similarity, words, sentence))
+    statements = [item for item in scored if not asks(item.sentence.text)]
+    scored = statements or scored
     scored.sort(key=lambda item: (-item.score, item.sentence.source, item.sentence.position))
     return scored
+
+
+QUESTION_MARKS = ("?", "？")
+_TRAILING = " \t\n*_"  # spaces and Markdown emphasis; a closing quote means the question is quoted
+_PAIRS = (("“", "”"), ("「", "」"), ("『", "』"), ("《", "》"), ("(", ")"), ("（", "）"))
+
+
+def asks(sentence: str) -> bool:
+    """True for a sentence that is a question: it ends with a question mark that no quotation holds — a
+    quoted question (…a parody of "Who's Afraid of Virginia Woolf?") or a split inside a quoted title
+    ("Who's Afraid of Virginia Woolf?) is no question."""
+    if not sentence.rstrip(_TRAILING).endswith(QUESTION_MARKS):
+        return False
+    balanced = sentence.count('"') % 2 == 0
+    return balanced and all(sentence.count(left) == sentence.count(right) for left, right in _PAIRS)
