@@ -15,6 +15,7 @@ from adapters.knowledge.factory import EmbedderRegistry, open_knowledge_base
 from adapters.slack.delivery.ledger import DeliveryLedger
 from adapters.store.backends import open_store
 from adapters.store.delivery_ledger import SqlDeliveryLedger
+from adapters.store.source_registry import SqlSourceRegistry
 from bot.settings import Settings
 from core.answering.llm_engine import LlmEngine
 from core.conversation.compaction import CompactingContextLoader, compact_conversation
@@ -22,7 +23,7 @@ from core.conversation.locks import LocalConversationLock
 from core.knowledge.search import SearchTiers
 from core.models import CompactionReport
 from core.pipeline import Pipeline, PipelineLimits
-from core.ports import ConversationLock, ConversationStore, Engine, Reranker
+from core.ports import ConversationLock, ConversationStore, Engine, Reranker, SourceRegistry
 from core.retrieval.checked_engine import CheckedEngine
 from core.retrieval.evidence import LoopLimits
 from core.retrieval.iterative import IterativeRetriever
@@ -44,6 +45,7 @@ class Services:
     engine: Engine
     pipeline: Pipeline
     loader: CompactingContextLoader
+    sources: SourceRegistry | None = None  # the synced sources' registry on the same database
 
     async def compact(self, conversation_id: str) -> CompactionReport:
         """Manual compaction (kb compact, the Slack thread action)."""
@@ -214,7 +216,8 @@ async def build_services(
             orphan_grace=settings.slack.pending_grace,
             meaning=LocalMeaning(),
         )
-        yield Services(settings, store, SqlDeliveryLedger(store.database), lock, kb, engine, pipeline, loader)
+        ledger, sources = SqlDeliveryLedger(store.database), SqlSourceRegistry(store.database)
+        yield Services(settings, store, ledger, lock, kb, engine, pipeline, loader, sources)
 
 
 async def resolve_datasets(

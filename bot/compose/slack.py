@@ -22,6 +22,7 @@ from adapters.slack.surfaces.assistant_pane import AssistantPane
 from adapters.slack.surfaces.catalogue import Catalogue, KnowledgeCatalogue
 from adapters.slack.surfaces.home_publisher import HomeTab
 from adapters.slack.surfaces.thread_actions import ThreadActions
+from core.sources.models import SourceState
 
 
 def build_slack_bot(
@@ -37,6 +38,7 @@ def build_slack_bot(
     all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
     catalogue: KnowledgeCatalogue | None = None,
     channel_scopes: Mapping[str, ChannelConfig] | None = None,
+    sources: Callable[[], Awaitable[Sequence[SourceState]]] | None = None,
 ) -> SlackBot:
     """The bot with its listeners registered on a Bolt AsyncApp (started by SlackBot.start)."""
     options = options or SlackOptions()
@@ -97,7 +99,12 @@ def build_slack_bot(
         thread_actions=ThreadActions(client, pipeline, reads, ledger),
         pane=pane,
         home=HomeTab(
-            client, reads, catalogue=known, scopes=dict(channel_scopes or {}), channel_config=channel_config
+            client,
+            reads,
+            catalogue=known,
+            scopes=dict(channel_scopes or {}),
+            channel_config=channel_config,
+            sources=sources,
         ),
         options=options,
     )

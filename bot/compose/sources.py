@@ -1,19 +1,21 @@
-"""Synced sources wired: the fetcher for each kind, the mirror folder, and one sync run end to end
-(claim, fetch, ingest under the dataset's writer lock, remove, record), for `kb sources sync` and `kb serve`."""
+"""Synced sources wired: the fetcher for each kind, the mirror folder, one sync run end to end (fetch,
+ingest, remove) for `kb sources sync`, and the schedule `kb serve` runs."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from adapters.knowledge.document_readers import ReadLimits, UnreadableDocument, content_hash, read_document
-from adapters.knowledge.factory import open_knowledge_base
+from adapters.knowledge.factory import open_knowledge_base, writer_locks
 from adapters.slack.app import build_web_client
 from adapters.sources.mirror import FolderMirror
 from adapters.sources.slack_channel import RECHECK_DAYS, TIER3_PER_MINUTE, SlackChannelFetcher
@@ -22,9 +24,10 @@ from core.errors import InvalidInput, KbError
 from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import IngestSummary, document_id
 from core.messages import phrase
-from core.ports import SourceFetcher
+from core.ports import SourceFetcher, SourceRegistry
 from core.sources.models import SourceSpec, SourceState, SyncReport
-from core.sources.sync import SyncEdges, sync_source
+from core.sources.schedule import due_sources, seconds_until_next
+from core.sources.sync import SyncEdges, claimed_sync, sync_source
 
 SOURCES_FOLDER = "sources"
 CLAIM_LEASE = 6 * 3600.0  # a sync that runs longer than this may be taken over by another instance
@@ -166,3 +169,41 @@ async def remove_documents(state: SourceState, settings: Any) -> int:
         await kb.flush()
     await mirror_of(settings, state.spec.name).remove(list(state.versions))
     return removed
+
+
+async def run_schedule(
+    settings: Any,
+    kb: Any,
+    registry: SourceRegistry,
+    limits: ReadLimits,
+    *,
+    say: Callable[[str], object] = print,
+    clock: Callable[[], float] = time.time,
+) -> None:
+    """Under `kb serve`: sync each scheduled source when it is due (core.sources.schedule), one at a time in
+    this instance and, through the registry's claim, across instances; until cancelled. A failed sync is
+    said and recorded, and the schedule goes on."""
+    locks = writer_locks(settings, command="kb serve (source sync)")
+    owner = owner_name()
+
+    def hold(dataset: str) -> AbstractAsyncContextManager[object]:
+        return locks.hold(dataset, wait=True)
+
+    async def run(state: SourceState) -> tuple[SyncReport, dict[str, str] | None]:
+        return await run_sync(state, settings, kb, limits)
+
+    try:
+        while True:
+            for state in due_sources(await registry.list_sources(), clock()):
+                try:
+                    report = await claimed_sync(
+                        state, registry, owner=owner, hold=hold, run=run, lease=CLAIM_LEASE, clock=clock
+                    )
+                except Exception as exc:  # recorded by claimed_sync; the other sources still sync
+                    say(f"kb serve: source {state.spec.name}: sync failed ({type(exc).__name__})")
+                    continue
+                if report is not None:
+                    say(f"kb serve: source {state.spec.name}: {report.line()}")
+            await asyncio.sleep(seconds_until_next(await registry.list_sources(), clock()))
+    finally:
+        await locks.close()

@@ -7,14 +7,16 @@ document is removed and the versions of the last good sync stay (see docs/source
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import KbError
 from core.knowledge.ingest_plan import IngestSummary
-from core.ports import SourceFetcher, SourceMirror
+from core.ports import SourceFetcher, SourceMirror, SourceRegistry
 from core.sources.models import SourceState, SyncReport
 
 Apply = Callable[[Mapping[Path, str]], Awaitable[IngestSummary]]
@@ -74,3 +76,35 @@ async def sync_source(
         skipped=tuple(skipped),
     )
     return report, versions
+
+
+Hold = Callable[[str], AbstractAsyncContextManager[object]]
+RunSync = Callable[[SourceState], Awaitable[tuple[SyncReport, dict[str, str] | None]]]
+
+
+async def claimed_sync(
+    state: SourceState,
+    registry: SourceRegistry,
+    *,
+    owner: str,
+    hold: Hold,
+    run: RunSync,
+    lease: float,
+    clock: Callable[[], float] = time.time,
+) -> SyncReport | None:
+    """Claim the source, run its sync holding the dataset (hold(dataset)), and record the outcome; None when
+    another owner holds the claim. A sync that raises or is cancelled is recorded as failed (the claim is
+    released at once, not left to lapse) and the error goes on."""
+    name = state.spec.name
+    if not await registry.claim_sync(name, owner, now=clock(), lease=lease):
+        return None
+    try:
+        async with hold(state.spec.dataset):
+            report, versions = await run(state)
+    except BaseException as exc:
+        reason = exc.message("en") if isinstance(exc, KbError) else f"interrupted ({type(exc).__name__})"
+        failed = SyncReport(name, clock(), error=reason)
+        await asyncio.shield(registry.finish_sync(name, owner, failed, None))
+        raise
+    await registry.finish_sync(name, owner, report, versions)
+    return report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -15,7 +15,9 @@ from adapters.slack.pipeline_port import SlackReads
 from adapters.slack.rendering.final_messages import record_lang
 from adapters.slack.surfaces.catalogue import Catalogue
 from adapters.slack.surfaces.home_view import RECENT_SHOWN, RecentQuestion, home_view
+from core.errors import KbError
 from core.record import Record
+from core.sources.models import SourceState
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +33,14 @@ class HomeTab:
         catalogue: Catalogue,
         scopes: Mapping[str, ChannelConfig],
         channel_config: Callable[[str], ChannelConfig],
+        sources: Callable[[], Awaitable[Sequence[SourceState]]] | None = None,
     ) -> None:
         self.client = client
         self.reads = reads
         self.catalogue = catalogue
         self.scopes = scopes
         self.channel_config = channel_config
+        self.sources = sources
 
     async def _permalink(self, record: Record) -> str | None:
         """A link to the question's own message (its event key is "slack:team:channel:ts")."""
@@ -50,6 +54,16 @@ class HomeTab:
         permalink = response.get("permalink")
         return str(permalink) if permalink else None
 
+    async def _sources(self) -> Sequence[SourceState]:
+        """The synced sources with their last syncs; none when they cannot be read (the tab still shows)."""
+        if self.sources is None:
+            return ()
+        try:
+            return await self.sources()
+        except KbError as exc:
+            log.warning("the synced sources could not be read for the Home tab: %s", exc)
+            return ()
+
     async def publish(self, *, team_id: str, user_id: str) -> None:
         """views.publish the tab for this person (a refusal is logged: the tab keeps its last version)."""
         records = await self.reads.recent_questions(asker(team_id, user_id), limit=RECENT_SHOWN)
@@ -61,6 +75,7 @@ class HomeTab:
             default_scope=self.channel_config("default"),
             recent=[RecentQuestion(record, link) for record, link in zip(records, links, strict=True)],
             lang=record_lang(records[0]) if records else "en",
+            sources=await self._sources(),
         )
         try:
             await self.client.views_publish(user_id=user_id, view=view)

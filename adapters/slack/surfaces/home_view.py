@@ -1,4 +1,4 @@
-"""The App Home tab: what the bot can answer, which channels search what, how to ask and follow up, the
+"""The App Home tab: what the bot can answer, the synced sources' last syncs, which channels search what, how to ask and follow up, the
 thread actions, and the person's own recent questions with links (pure; published with views.publish).
 
 Built with slack_sdk's View and block models, which check Slack's limits; long lists are cut to fit the
@@ -28,6 +28,7 @@ from adapters.slack.rendering.texts import t
 from adapters.slack.surfaces.catalogue import DatasetSummary
 from core.models import RecordStatus
 from core.record import Record
+from core.sources.models import SourceState
 
 HOME_CALLBACK = "kb_home"
 RECENT_SHOWN = 5
@@ -122,6 +123,26 @@ def _recent(recent: Sequence[RecentQuestion], lang: str) -> list[Block]:
     return _listed(lines, lang)
 
 
+def _source_line(state: SourceState, lang: str) -> str:
+    spec, last = state.spec, state.last
+    names = {"name": escape(spec.name), "kind": escape(spec.kind), "dataset": escape(spec.dataset)}
+    if last is None:
+        return _t("source_never", lang, **names)
+    if last.ok:
+        result = _t(
+            "source_result",
+            lang,
+            added=last.added,
+            changed=last.changed,
+            unchanged=last.unchanged,
+            removed=last.removed,
+            skipped=len(last.skipped),
+        )
+    else:
+        result = _t("source_failed", lang, reason=escape(last.error))
+    return _t("source_line", lang, when=slack_date(last.started_at, lang), result=result, **names)
+
+
 def home_view(
     *,
     summaries: Sequence[DatasetSummary],
@@ -129,10 +150,14 @@ def home_view(
     default_scope: ChannelConfig,
     recent: Sequence[RecentQuestion],
     lang: str = "en",
+    sources: Sequence[SourceState] = (),
 ) -> dict[str, object]:
-    """The Home tab for one person (a views.publish view)."""
+    """The Home tab for one person (a views.publish view); the synced sources' last syncs when there are some."""
     blocks: list[Block] = [header(_t("title", lang)), section(_t("intro", lang)), divider()]
     blocks += [section(_t("datasets", lang)), *_datasets(summaries, lang), divider()]
+    if sources:
+        lines = [_source_line(state, lang) for state in sources]
+        blocks += [section(_t("sources", lang)), *_listed(lines, lang), divider()]
     blocks += [section(_t("channels", lang)), *_channels(scopes, default_scope, lang), divider()]
     blocks += [section(_t("how", lang)), section(_t("how_text", lang)), divider()]
     blocks += [section(_t("actions", lang)), section(_t("actions_text", lang)), divider()]

@@ -27,6 +27,7 @@ from bot.settings import Settings
 from core.errors import InvalidInput, NotFound
 from core.messages import phrase
 from core.sources.models import SOURCE_NAME, SourceSpec, SourceState, SyncReport
+from core.sources.sync import claimed_sync
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd]?)$")
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -209,18 +210,20 @@ async def sync_one(
     """Claim, sync under the dataset's writer lock, record; a source another instance is syncing is
     reported as such and left to it."""
     state = await _required(registry, name)
-    owner = owner_name()
-    if not await registry.claim_sync(name, owner, now=time.time(), lease=CLAIM_LEASE):
-        return SyncReport(name, time.time(), error="another instance is syncing it now")
-    try:
-        async with held_for_writing(args, settings, state.spec.dataset), open_knowledge_base(settings) as kb:
-            report, versions = await run_sync(state, settings, kb, read_limits(settings))
-    except BaseException as exc:
-        reason = "interrupted" if isinstance(exc, KeyboardInterrupt | SystemExit) else type(exc).__name__
-        await registry.finish_sync(name, owner, SyncReport(name, time.time(), error=reason), None)
-        raise
-    await registry.finish_sync(name, owner, report, versions)
-    return report
+
+    async def run(chosen: SourceState) -> tuple[SyncReport, dict[str, str] | None]:
+        async with open_knowledge_base(settings) as kb:  # opened under the writer lock, as kb ingest does
+            return await run_sync(chosen, settings, kb, read_limits(settings))
+
+    report = await claimed_sync(
+        state,
+        registry,
+        owner=owner_name(),
+        hold=lambda dataset: held_for_writing(args, settings, dataset),
+        run=run,
+        lease=CLAIM_LEASE,
+    )
+    return report or SyncReport(name, time.time(), error="another instance is syncing it now")
 
 
 async def run_sync_command(args: argparse.Namespace, settings: Settings) -> int:

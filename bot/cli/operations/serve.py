@@ -21,9 +21,12 @@ from adapters.slack.delivery.slack_errors import error_code
 from adapters.slack.pipeline_port import AnswerPipeline, SlackReads
 from adapters.slack.surfaces.catalogue import KnowledgeCatalogue
 from adapters.slack.web import EVENTS_PATH, build_web_app
+from bot.cli.knowledge.ingest import read_limits
 from bot.compose.slack import build_slack_bot
+from bot.compose.sources import run_schedule
 from bot.settings import Settings
 from core.errors import KbError
+from core.sources.models import SourceState
 
 DEFAULT_PORT = 3000
 
@@ -68,6 +71,11 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
 
     async with build_services(settings) as services:
         warming = asyncio.create_task(warm_up_knowledge(services.kb))
+        registry = services.sources
+        assert registry is not None  # build_services always builds it
+        syncing = asyncio.create_task(
+            run_schedule(services.settings, services.kb, registry, read_limits(settings))
+        )
         try:
             await announce_scopes(services.settings, services.kb)
             return await run_server(
@@ -80,11 +88,13 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
                 options=slack_options(services.settings),
                 all_datasets=services.kb.list_datasets,
                 catalogue=services.kb,
+                sources=registry.list_sources,
             )
         finally:
-            warming.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await warming
+            for task in (warming, syncing):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
 
 def slack_options(settings: Settings) -> SlackOptions:
@@ -161,6 +171,7 @@ async def run_server(
     stop: asyncio.Event | None = None,
     all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
     catalogue: KnowledgeCatalogue | None = None,
+    sources: Callable[[], Awaitable[Sequence[SourceState]]] | None = None,
 ) -> int:
     """Serve Slack until `stop` is set (or a signal arrives); in-flight answers are finished or interrupted."""
     stop = stop or asyncio.Event()
@@ -180,6 +191,7 @@ async def run_server(
             all_datasets=all_datasets,
             catalogue=catalogue,
             channel_scopes=settings.channels,
+            sources=sources,
         )
         try:
             identity = await bot.start()

@@ -95,6 +95,11 @@ MESSAGES: dict[str, str] = {
         "• 👍 / 👎 tell me whether an answer helped.\n"
         "• `/kb settings` shows a channel's scope; `/kb trace <message link>` and `/kb compact <message link>` work from anywhere."
     ),
+    "home.sources": "*Synced sources*",
+    "home.source_line": "• *{name}* ({kind} → {dataset}) — last sync {when}: {result}",
+    "home.source_result": "{added} new, {changed} changed, {unchanged} unchanged, {removed} removed, {skipped} skipped",
+    "home.source_failed": "failed ({reason})",
+    "home.source_never": "• *{name}* ({kind} → {dataset}) — not synced yet",
     "home.recent": "*Your recent questions*",
     "home.no_recent": "You haven't asked anything yet.",
     "home.status_answered": "answered",

@@ -95,6 +95,11 @@ MESSAGES: dict[str, str] = {
         "• 👍 / 👎:告诉我回答是否有帮助。\n"
         "• `/kb settings` 查看本频道的配置;`/kb trace <消息链接>` 与 `/kb compact <消息链接>` 可在任意位置使用。"
     ),
+    "home.sources": "*同步的来源*",
+    "home.source_line": "• *{name}*({kind} → {dataset})— 上次同步 {when}:{result}",
+    "home.source_result": "新增 {added},更新 {changed},未变 {unchanged},删除 {removed},跳过 {skipped}",
+    "home.source_failed": "失败({reason})",
+    "home.source_never": "• *{name}*({kind} → {dataset})— 尚未同步",
     "home.recent": "*你最近的问题*",
     "home.no_recent": "你还没有问过问题。",
     "home.status_answered": "已回答",
