@@ -1,5 +1,5 @@
-"""The synced documents of one source as Markdown files in a folder of KB_HOME, which `kb ingest`'s
-readers read like any file: YAML front matter (title, url, key) and the text.
+"""The synced documents of one source as files in a folder of KB_HOME, which `kb ingest`'s readers read like
+any file: Markdown with YAML front matter (title, url, key), or an attachment's own bytes.
 
 The folder is this machine's copy, not the truth: a machine without it fetches the documents again, and
 the ingest finds their content unchanged (the document id derives from the key, not from the path).
@@ -19,11 +19,17 @@ import yaml
 from core.sources.models import SyncedDocument
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+FILES = "/files/"  # in a key: what follows is an attached file's own name (SyncedDocument.content)
 
 
 def file_name(key: str) -> str:
-    """A file name for a key: readable, safe on every file system, unique by a hash of the key."""
+    """A file's place for a key, safe on every file system and unique by a hash of the key: an attached
+    file's key (``…/files/vpn-guide.pdf``, see FILES) keeps its name in a folder of its own, so a reader
+    falls back on it as the title; any other key is a readable ``.md`` name."""
     digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:10]
+    head, marker, last = key.rpartition(FILES)
+    if marker and head and last:
+        return f"{digest}/{_UNSAFE.sub('_', last).strip('_')[-100:]}"
     stem = _UNSAFE.sub("_", key).strip("._")[:80]
     return f"{stem}-{digest}.md"
 
@@ -52,11 +58,14 @@ class FolderMirror:
 
     async def write(self, documents: Sequence[SyncedDocument]) -> None:
         def write_all() -> None:
-            self.root.mkdir(parents=True, exist_ok=True)
             for document in documents:
                 path = self.path_of(document.key)
-                staged = path.with_suffix(".tmp")
-                staged.write_text(document_file(document), encoding="utf-8")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                staged = path.with_name(path.name + ".tmp")
+                if document.content is not None:
+                    staged.write_bytes(document.content)
+                else:
+                    staged.write_text(document_file(document), encoding="utf-8")
                 staged.replace(path)  # a reader never sees half a file
 
         if documents:
@@ -65,8 +74,12 @@ class FolderMirror:
     async def remove(self, keys: Sequence[str]) -> None:
         def remove_all() -> None:
             for key in keys:
+                path = self.path_of(key)
                 with contextlib.suppress(FileNotFoundError):
-                    self.path_of(key).unlink()
+                    path.unlink()
+                if path.parent != self.root:
+                    with contextlib.suppress(OSError):
+                        path.parent.rmdir()  # an attachment's own folder, now empty
 
         if keys:
             await asyncio.to_thread(remove_all)

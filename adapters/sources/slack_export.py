@@ -1,8 +1,7 @@
 """A Slack workspace export (zip: channels.json, users.json, a folder of daily JSON files per channel) read as
 the same thread documents a live sync makes (adapters.sources.slack_threads), with the same keys.
 
-The zip is read with the standard library's zipfile, member by member with size limits, never unpacked
-to disk. Links are built in chat.getPermalink's form when the workspace's address is given.
+The zip is read in place, member by member with size limits (adapters.sources.export_zip). Links are built in chat.getPermalink's form when the workspace's address is given.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from adapters.sources.export_zip import member_text, open_export
 from adapters.sources.slack_threads import (
     is_root,
     permalink,
@@ -24,14 +24,12 @@ from adapters.sources.slack_threads import (
 from core.errors import SourceUnreadable
 from core.sources.models import Fetched, SyncedDocument
 
-MAX_MEMBER_BYTES = 64 * 1024 * 1024
-
 
 def _load(archive: zipfile.ZipFile, member: str) -> Any:
-    info = archive.getinfo(member)
-    if info.file_size > MAX_MEMBER_BYTES:
-        raise SourceUnreadable(member, f"member larger than {MAX_MEMBER_BYTES // (1024 * 1024)} MB")
-    return json.loads(archive.read(info).decode("utf-8"))
+    try:
+        return json.loads(member_text(archive, member))
+    except ValueError as exc:
+        raise SourceUnreadable(member, f"not JSON ({exc})") from exc
 
 
 def _user_names(users: Any) -> dict[str, str]:
@@ -59,31 +57,26 @@ def read_export(
     path: Path, *, channels: frozenset[str] = frozenset(), workspace_url: str = ""
 ) -> list[SyncedDocument]:
     """Every thread of the export's public channels (or of the named ones) as a document (blocking)."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            members = set(archive.namelist())
-            if "channels.json" not in members:
-                raise SourceUnreadable(str(path), "not a Slack export (no channels.json)")
-            listed = _load(archive, "channels.json")
-            users = _load(archive, "users.json") if "users.json" in members else []
-            names, bots = _user_names(users), _bot_users(users)
-            documents: list[SyncedDocument] = []
-            for channel in listed if isinstance(listed, list) else []:
-                name, channel_id = str(channel.get("name") or ""), str(channel.get("id") or "")
-                if (
-                    not name
-                    or not channel_id
-                    or (channels and name not in channels and channel_id not in channels)
-                ):
-                    continue
-                days = sorted(
-                    m for m in members if PurePosixPath(m).parent.name == name and m.endswith(".json")
-                )
-                messages = [m for day in days for m in _load(archive, day) if isinstance(m, dict)]
-                documents.extend(_threads(channel_id, name, messages, names, bots, workspace_url))
-            return documents
-    except (zipfile.BadZipFile, OSError, ValueError, KeyError) as exc:
-        raise SourceUnreadable(str(path), f"cannot read the export ({exc})") from exc
+    with open_export(path) as archive:
+        members = set(archive.namelist())
+        if "channels.json" not in members:
+            raise SourceUnreadable(str(path), "not a Slack export (no channels.json)")
+        listed = _load(archive, "channels.json")
+        users = _load(archive, "users.json") if "users.json" in members else []
+        names, bots = _user_names(users), _bot_users(users)
+        documents: list[SyncedDocument] = []
+        for channel in listed if isinstance(listed, list) else []:
+            name, channel_id = str(channel.get("name") or ""), str(channel.get("id") or "")
+            if (
+                not name
+                or not channel_id
+                or (channels and name not in channels and channel_id not in channels)
+            ):
+                continue
+            days = sorted(m for m in members if PurePosixPath(m).parent.name == name and m.endswith(".json"))
+            messages = [m for day in days for m in _load(archive, day) if isinstance(m, dict)]
+            documents.extend(_threads(channel_id, name, messages, names, bots, workspace_url))
+        return documents
 
 
 def _threads(

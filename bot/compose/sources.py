@@ -17,7 +17,9 @@ from typing import Any
 from adapters.knowledge.document_readers import ReadLimits, UnreadableDocument, content_hash, read_document
 from adapters.knowledge.factory import open_knowledge_base, writer_locks
 from adapters.slack.app import build_web_client
+from adapters.sources.confluence_export import ConfluenceExportFetcher
 from adapters.sources.mirror import FolderMirror
+from adapters.sources.notion_export import NotionExportFetcher
 from adapters.sources.slack_channel import RECHECK_DAYS, TIER3_PER_MINUTE, SlackChannelFetcher
 from adapters.sources.slack_export import SlackExportFetcher
 from core.errors import InvalidInput, KbError
@@ -50,6 +52,8 @@ KINDS: Mapping[str, Kind] = {
             "slack-channel", ("channel",), ("per_minute", "recheck_days"), "a public Slack channel, read live"
         ),
         Kind("slack-export", ("path",), ("channels", "workspace_url"), "a Slack workspace export zip"),
+        Kind("confluence-export", ("path",), (), "a Confluence space's HTML export zip"),
+        Kind("notion-export", ("path",), (), "a Notion export zip (Markdown and CSV)"),
     )
 }
 
@@ -69,7 +73,7 @@ def check_spec(spec: SourceSpec) -> None:
         raise InvalidInput(
             phrase("error.source_setting_unknown", kind=spec.kind, settings=", ".join(unknown))
         )
-    if spec.kind == "slack-export" and not Path(spec.settings["path"]).is_file():
+    if "path" in kind.required and not Path(spec.settings["path"]).is_file():
         raise InvalidInput(phrase("error.source_path_missing", path=spec.settings["path"]))
 
 
@@ -94,6 +98,10 @@ def build_fetcher(spec: SourceSpec, settings: Any) -> SourceFetcher:
             per_minute=_number(values, "per_minute", TIER3_PER_MINUTE),
             recheck_days=_number(values, "recheck_days", RECHECK_DAYS),
         )
+    if spec.kind == "confluence-export":
+        return ConfluenceExportFetcher(Path(values["path"]))
+    if spec.kind == "notion-export":
+        return NotionExportFetcher(Path(values["path"]))
     channels = frozenset(c.strip().lstrip("#") for c in values.get("channels", "").split(",") if c.strip())
     return SlackExportFetcher(
         Path(values["path"]), channels=channels, workspace_url=values.get("workspace_url", "")

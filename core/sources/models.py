@@ -33,6 +33,7 @@ class SyncedDocument:
     key: stable across syncs and across ways of reading the same source (a Slack thread is
     ``slack:C123/1700000000.000100`` whether read live or from an export); the document id derives from it.
     version: what changes when the document does (a thread's last activity); compared on the next sync.
+    content: a file's own bytes (an attachment: a PDF, a sheet), read by the usual readers instead of markdown.
     """
 
     key: str
@@ -40,6 +41,7 @@ class SyncedDocument:
     markdown: str
     link: str = ""
     version: str = ""
+    content: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ def register(commands: Any) -> None:
     add.add_argument("--kind", required=True, choices=sorted(KINDS), help="what it is")
     add.add_argument("--dataset", required=True, help="the dataset its documents go into")
     add.add_argument("--channel", help="slack-channel: the channel id (C0123...)")
-    add.add_argument("--path", help="slack-export: the export zip")
+    add.add_argument("--path", help="slack-export, confluence-export, notion-export: the export zip")
     add.add_argument("--channels", help="slack-export: only these channels (names or ids, comma-separated)")
     add.add_argument("--workspace-url", help="slack-export: https://yours.slack.com, for the threads' links")
     add.add_argument(
