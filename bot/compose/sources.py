@@ -22,6 +22,7 @@ from adapters.sources.mirror import FolderMirror
 from adapters.sources.notion_export import NotionExportFetcher
 from adapters.sources.slack_channel import RECHECK_DAYS, TIER3_PER_MINUTE, SlackChannelFetcher
 from adapters.sources.slack_export import SlackExportFetcher
+from adapters.sources.website import DELAY, MAX_PAGES, WebsiteFetcher
 from core.errors import InvalidInput, KbError
 from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import IngestSummary, document_id
@@ -54,6 +55,7 @@ KINDS: Mapping[str, Kind] = {
         Kind("slack-export", ("path",), ("channels", "workspace_url"), "a Slack workspace export zip"),
         Kind("confluence-export", ("path",), (), "a Confluence space's HTML export zip"),
         Kind("notion-export", ("path",), (), "a Notion export zip (Markdown and CSV)"),
+        Kind("website", ("url",), ("hosts", "max_pages", "delay"), "a website, from its sitemap or by links"),
     )
 }
 
@@ -73,6 +75,8 @@ def check_spec(spec: SourceSpec) -> None:
         raise InvalidInput(
             phrase("error.source_setting_unknown", kind=spec.kind, settings=", ".join(unknown))
         )
+    if "url" in kind.required and not spec.settings["url"].lower().startswith(("http://", "https://")):
+        raise InvalidInput(phrase("error.source_url", url=spec.settings["url"]))
     if "path" in kind.required and not Path(spec.settings["path"]).is_file():
         raise InvalidInput(phrase("error.source_path_missing", path=spec.settings["path"]))
 
@@ -97,6 +101,14 @@ def build_fetcher(spec: SourceSpec, settings: Any) -> SourceFetcher:
             values["channel"].lstrip("#"),
             per_minute=_number(values, "per_minute", TIER3_PER_MINUTE),
             recheck_days=_number(values, "recheck_days", RECHECK_DAYS),
+        )
+    if spec.kind == "website":
+        hosts = [h.strip() for h in values.get("hosts", "").split(",") if h.strip()]
+        return WebsiteFetcher(
+            values["url"],
+            hosts=hosts,
+            max_pages=int(_number(values, "max_pages", MAX_PAGES)),
+            delay=_number(values, "delay", DELAY),
         )
     if spec.kind == "confluence-export":
         return ConfluenceExportFetcher(Path(values["path"]))

@@ -18,6 +18,7 @@ MESSAGES: dict[str, str] = {
     "error.source_name": "来源名称为 1-64 个字母、数字、'.'、'_' 或 '-',以字母或数字开头。",
     "error.no_such_source": "没有名为«{name}»的来源(kb sources list)。",
     "error.source_every": "--every 需要一个时长,例如 30m、6h 或 1d(至少 1m),或 0 表示只手动同步。",
+    "error.source_url": "网站来源需要 http:// 或 https:// 地址,而不是«{url}»。",
     "error.source_exists": "已经有名为«{name}»的来源(kb sources list)。",
     "error.source_unreadable": "无法读取来源 {source}:{reason}。没有做任何改动。",
     "error.store_unavailable": "会话存储暂时不可用,请稍后再试。",

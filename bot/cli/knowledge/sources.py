@@ -43,6 +43,7 @@ def register(commands: Any) -> None:
     add.add_argument("--dataset", required=True, help="the dataset its documents go into")
     add.add_argument("--channel", help="slack-channel: the channel id (C0123...)")
     add.add_argument("--path", help="slack-export, confluence-export, notion-export: the export zip")
+    add.add_argument("--url", help="website: its sitemap.xml, or a start page whose links are followed")
     add.add_argument("--channels", help="slack-export: only these channels (names or ids, comma-separated)")
     add.add_argument("--workspace-url", help="slack-export: https://yours.slack.com, for the threads' links")
     add.add_argument(
@@ -89,7 +90,12 @@ def spec_from(args: argparse.Namespace) -> SourceSpec:
     if not SOURCE_NAME.match(args.name or ""):
         raise InvalidInput(phrase("error.source_name"))
     settings: dict[str, str] = {}
-    for key, value in (("channel", args.channel), ("path", args.path), ("channels", args.channels)):
+    for key, value in (
+        ("channel", args.channel),
+        ("path", args.path),
+        ("channels", args.channels),
+        ("url", args.url),
+    ):
         if value:
             settings[key] = value
     if args.workspace_url:
