@@ -234,6 +234,13 @@ class Answerer:
         if key is None or record.id in self.in_flight:
             return
         scope = await channel_scope(self.channel_config(key.channel_id), self.all_datasets)
+        if self.intake.private_scopes is not None:
+            scope = await self.intake.private_scopes.scope(
+                scope,
+                channel_id=key.channel_id,
+                user_id=(record.asked_by or "").rsplit(":", 1)[-1],
+                is_dm=key.channel_id.startswith("D"),
+            )
         command = AskAgain(key, record.id, scope)
         await self._ask(_Asking(command, key, record_lang(record), again=tracked))
 

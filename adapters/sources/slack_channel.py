@@ -36,7 +36,10 @@ from core.sources.models import Fetched, SyncedDocument
 TIER3_PER_MINUTE = 50
 PAGE_SIZE = 200
 RECHECK_DAYS = 7.0
-PRIVATE = "a private channel is not synced: its threads would be searchable from every channel"
+PRIVATE = (
+    "a private channel is synced only with --set private=true, which keeps its dataset to that channel "
+    "(give it a dataset of its own)"
+)
 
 
 class Pace:
@@ -68,6 +71,7 @@ class SlackChannelFetcher:
         per_minute: float = TIER3_PER_MINUTE,
         recheck_days: float = RECHECK_DAYS,
         now: Callable[[], float] = time.time,
+        private: bool = False,
     ) -> None:
         self.client = client
         self.channel_id = channel_id
@@ -75,6 +79,7 @@ class SlackChannelFetcher:
         self.recheck = recheck_days * 86400.0
         self.now = now
         self.names = UserNames(client)
+        self.private = private  # the source is marked private: its dataset stays in the channel
 
     async def fetch(self, known: Mapping[str, str]) -> Fetched:
         try:
@@ -88,7 +93,9 @@ class SlackChannelFetcher:
 
     async def _fetch(self, known: Mapping[str, str]) -> Fetched:
         channel = (await self.client.conversations_info(channel=self.channel_id)).get("channel") or {}
-        if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
+        if channel.get("is_im") or channel.get("is_mpim"):
+            raise SourceUnreadable(f"#{self.channel_id}", "a direct message is not a knowledge source")
+        if channel.get("is_private") and not self.private:
             raise SourceUnreadable(f"#{channel.get('name') or self.channel_id}", PRIVATE)
         name = str(channel.get("name") or self.channel_id)
         bots = frozenset({str((await self.client.auth_test()).get("user_id") or "")})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from slack_bolt.async_app import AsyncApp
@@ -14,6 +15,7 @@ from adapters.slack.delivery.outbox import Outbox
 from adapters.slack.delivery.update_budget import UpdateBudget
 from adapters.slack.inbound.channel_config import ChannelConfig
 from adapters.slack.inbound.intake import EngagedThreads, Intake
+from adapters.slack.inbound.private_scopes import PrivateScopes
 from adapters.slack.inbound.user_names import UserNames
 from adapters.slack.listeners import register_listeners
 from adapters.slack.pipeline_port import AnswerPipeline, SlackReads
@@ -22,6 +24,7 @@ from adapters.slack.surfaces.assistant_pane import AssistantPane
 from adapters.slack.surfaces.catalogue import Catalogue, KnowledgeCatalogue
 from adapters.slack.surfaces.home_publisher import HomeTab
 from adapters.slack.surfaces.thread_actions import ThreadActions
+from bot.compose.sources import private_datasets
 from core.sources.models import SourceState
 
 
@@ -43,7 +46,8 @@ def build_slack_bot(
     """The bot with its listeners registered on a Bolt AsyncApp (started by SlackBot.start)."""
     options = options or SlackOptions()
     known = Catalogue(catalogue)
-    pane = AssistantPane(client, channel_config=channel_config, catalogue=known)
+    private = None if sources is None else PrivateScopes(client, functools.partial(private_datasets, sources))
+    pane = AssistantPane(client, channel_config=channel_config, catalogue=known, private_scopes=private)
     engaged = EngagedThreads(reads)
     intake = Intake(
         reads=reads,
@@ -52,6 +56,7 @@ def build_slack_bot(
         engaged=engaged,
         channel_config=channel_config,
         all_datasets=all_datasets,
+        private_scopes=private,
     )
     outbox = Outbox(
         delivery_client(client),

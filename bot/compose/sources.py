@@ -8,7 +8,7 @@ import functools
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +50,10 @@ KINDS: Mapping[str, Kind] = {
     kind.name: kind
     for kind in (
         Kind(
-            "slack-channel", ("channel",), ("per_minute", "recheck_days"), "a public Slack channel, read live"
+            "slack-channel",
+            ("channel",),
+            ("per_minute", "recheck_days", "private"),
+            "a Slack channel, read live (private=true: its dataset is searched only in that channel)",
         ),
         Kind("slack-export", ("path",), ("channels", "workspace_url"), "a Slack workspace export zip"),
         Kind("confluence-export", ("path",), (), "a Confluence space's HTML export zip"),
@@ -99,6 +102,7 @@ def build_fetcher(spec: SourceSpec, settings: Any) -> SourceFetcher:
         return SlackChannelFetcher(
             client,
             values["channel"].lstrip("#"),
+            private=values.get("private", "").lower() == "true",
             per_minute=_number(values, "per_minute", TIER3_PER_MINUTE),
             recheck_days=_number(values, "recheck_days", RECHECK_DAYS),
         )
@@ -227,3 +231,28 @@ async def run_schedule(
             await asyncio.sleep(seconds_until_next(await registry.list_sources(), clock()))
     finally:
         await locks.close()
+
+
+def is_private(spec: SourceSpec) -> bool:
+    """A slack-channel source marked private=true: its dataset is kept to its channel."""
+    return spec.kind == "slack-channel" and spec.settings.get("private", "").lower() == "true"
+
+
+def check_private_dataset(spec: SourceSpec, others: Sequence[SourceState]) -> None:
+    """InvalidInput when a private source would share its dataset with another source (its threads would
+    be hidden with theirs, or theirs exposed with its)."""
+    sharing = [
+        state for state in others if state.spec.dataset == spec.dataset and state.spec.name != spec.name
+    ]
+    if sharing and (is_private(spec) or any(is_private(state.spec) for state in sharing)):
+        raise InvalidInput(phrase("error.source_private_dataset", dataset=spec.dataset))
+
+
+async def private_datasets(sources: Callable[[], Awaitable[Sequence[SourceState]]]) -> dict[str, str]:
+    """dataset -> the private Slack channel it holds (its slack-channel source has private=true): such a
+    dataset is searched only in that channel or by its members (adapters.slack.inbound.private_scopes)."""
+    return {
+        state.spec.dataset: state.spec.settings["channel"].lstrip("#")
+        for state in await sources()
+        if is_private(state.spec)
+    }

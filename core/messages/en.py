@@ -23,6 +23,7 @@ MESSAGES: dict[str, str] = {
     "error.no_such_source": "There is no source named «{name}» (kb sources list).",
     "error.source_every": "--every takes a duration such as 30m, 6h or 1d (at least 1m), or 0 for by hand only.",
     "error.source_url": "A website source needs an http:// or https:// address, not «{url}».",
+    "error.source_private_dataset": "The dataset «{dataset}» would mix a private channel's threads with another source: give the private channel a dataset of its own.",
     "error.source_exists": "A source named «{name}» already exists (kb sources list).",
     "error.source_unreadable": "Cannot read the source {source}: {reason}. Nothing was changed.",
     "error.store_unavailable": "The conversation store is unavailable right now; please try again later.",

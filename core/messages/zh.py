@@ -19,6 +19,7 @@ MESSAGES: dict[str, str] = {
     "error.no_such_source": "没有名为«{name}»的来源(kb sources list)。",
     "error.source_every": "--every 需要一个时长,例如 30m、6h 或 1d(至少 1m),或 0 表示只手动同步。",
     "error.source_url": "网站来源需要 http:// 或 https:// 地址,而不是«{url}»。",
+    "error.source_private_dataset": "知识库«{dataset}»会把私有频道的讨论和其他来源混在一起:请给私有频道单独的知识库。",
     "error.source_exists": "已经有名为«{name}»的来源(kb sources list)。",
     "error.source_unreadable": "无法读取来源 {source}:{reason}。没有做任何改动。",
     "error.store_unavailable": "会话存储暂时不可用,请稍后再试。",

@@ -28,6 +28,7 @@ from bot.compose.slack import build_slack_bot
 from bot.settings import Settings
 from core.knowledge.ingest_plan import TitledDocument
 from core.record import Record
+from core.sources.models import SourceState
 from tests.fakes import InMemoryConversationStore, InMemoryDeliveryLedger
 from tests.slack.fake_pipeline import FakePipeline
 from tests.slack.mock_slack_api import MockSlackApi
@@ -130,8 +131,10 @@ class SlackHarness:
         mock: MockSlackApi | None = None,
         all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
         catalogue: FakeCatalogue | None = None,
+        sources: Callable[[], Awaitable[Sequence[SourceState]]] | None = None,
     ) -> None:
         self.all_datasets = all_datasets
+        self.sources = sources
         self.catalogue = catalogue or FakeCatalogue()
         self.mock = mock or MockSlackApi()
         self.pipeline: Any = pipeline or FakePipeline()
@@ -170,6 +173,7 @@ class SlackHarness:
             all_datasets=self.all_datasets,
             catalogue=self.catalogue,
             channel_scopes=self.settings.channels,
+            sources=self.sources,
         )
         if recover:
             await self.bot.start()

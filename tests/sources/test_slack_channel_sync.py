@@ -125,11 +125,11 @@ async def test_a_live_channel_syncs_cites_permalinks_and_follows_edits_and_delet
     assert "documents: 2" in out and "1 removed" in out
 
 
-async def test_a_private_channel_is_refused_and_nothing_is_synced(
+async def test_a_private_channel_is_synced_only_when_marked_private_into_a_dataset_of_its_own(
     slack_api: MockSlackApi, tmp_path: Path
 ) -> None:
-    """Until answers are scoped by channel, a private channel's threads would be searchable from any other
-    channel: its sync fails with one line saying so, exit 1, and no document is written."""
+    """Unmarked, a private channel's sync fails with one line (exit 1) and writes nothing; a private source
+    may not share its dataset; marked private=true into its own dataset, it syncs."""
     slack_api.add_channel("G300", members=["U1"], name="hr-private", is_private=True)
     slack_api.say("G300", "U1", "The salary review is in March.")
     env = clean_env(tmp_path / "home", SLACK_BOT_TOKEN="xoxb-test", SLACK_API_URL=slack_api.url)
@@ -138,7 +138,44 @@ async def test_a_private_channel_is_refused_and_nothing_is_synced(
     )
     code, out, err = await kb_async(env, "sources", "sync", "hr")
     assert code == 1
-    assert "private channel is not synced" in out and "Traceback" not in out + err
+    assert "private channel is synced only with --set private=true" in out and "Traceback" not in out + err
     assert slack_api.calls_to("conversations.history") == []
     code, out, err = await kb_async(env, "sources", "show", "hr")
     assert "documents: 0" in out and "failed: " in out
+
+    code, _, err = await kb_async(
+        env,
+        "sources",
+        "add",
+        "hr-private",
+        "--kind",
+        "slack-channel",
+        "--channel",
+        "G300",
+        "--dataset",
+        "hr",
+        "--set",
+        "private=true",
+        "--set",
+        "per_minute=0",
+    )
+    assert code == 2 and "a dataset of its own" in err
+    code, _, err = await kb_async(
+        env,
+        "sources",
+        "add",
+        "hr-private",
+        "--kind",
+        "slack-channel",
+        "--channel",
+        "G300",
+        "--dataset",
+        "hr-only",
+        "--set",
+        "private=true",
+        "--set",
+        "per_minute=0",
+    )
+    assert code == 0, err
+    code, out, err = await kb_async(env, "sources", "sync", "hr-private")
+    assert code == 0 and "documents: 1 new" in out, out + err

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from adapters.slack.delivery.ledger import DeliveryLedger
 from adapters.slack.inbound.channel_config import ChannelConfig, channel_scope
+from adapters.slack.inbound.private_scopes import PrivateScopes
 from adapters.slack.inbound.triggers import IncomingMessage, addressed, parse_message_event, thread_command
 from adapters.slack.inbound.user_names import UserNames
 from adapters.slack.pipeline_port import SlackReads
@@ -112,8 +113,10 @@ class Intake:
         engaged: EngagedThreads,
         channel_config: Callable[[str], ChannelConfig],
         all_datasets: Callable[[], Awaitable[Sequence[str]]] | None = None,
+        private_scopes: PrivateScopes | None = None,
     ) -> None:
         self.reads = reads
+        self.private_scopes = private_scopes
         self.ledger = ledger
         self.names = names
         self.engaged = engaged
@@ -139,6 +142,10 @@ class Intake:
         if record is not None or await self.ledger.find_event(MESSAGE_CLAIM + message.event_key):
             return Repeat(record)
         scope = await channel_scope(config, self.all_datasets)
+        if self.private_scopes is not None:  # a private channel's synced threads stay in that channel
+            scope = await self.private_scopes.scope(
+                scope, channel_id=message.channel_id, user_id=message.user_id, is_dm=message.is_dm
+            )
         text = await self.names.resolve(message) if command is None else message.text
         lang = detect_language(text)
         if command is None and scope.datasets:

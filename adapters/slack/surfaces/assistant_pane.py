@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.slack_errors import CALL_ERRORS
 from adapters.slack.inbound.channel_config import ChannelConfig
+from adapters.slack.inbound.private_scopes import PrivateScopes
 from adapters.slack.rendering.blocks import clip
 from adapters.slack.rendering.texts import t
 from adapters.slack.surfaces.catalogue import Catalogue
@@ -44,10 +45,12 @@ class AssistantPane:
         *,
         channel_config: Callable[[str], ChannelConfig],
         catalogue: Catalogue,
+        private_scopes: PrivateScopes | None = None,
     ) -> None:
         self.client = client
         self.channel_config = channel_config
         self.catalogue = catalogue
+        self.private_scopes = private_scopes
 
     async def thread_started(self, event: Mapping[str, Any], set_suggested_prompts: SetPrompts) -> None:
         """Offer up to four prompts: the pane channel's configured ones, else its documents' titles."""
@@ -55,6 +58,13 @@ class AssistantPane:
         channel = str(thread.get("channel_id") or "")
         config = self.channel_config(channel)
         scope = await self.catalogue.scope(config.datasets)
+        if self.private_scopes is not None:  # no private channel's thread titles as someone else's prompts
+            user = str(thread.get("user_id") or "")
+            names = [summary.name for summary in scope]
+            allowed = set(
+                await self.private_scopes.datasets(names, channel_id=channel, user_id=user, is_dm=True)
+            )
+            scope = [summary for summary in scope if summary.name in allowed]
         prompts = suggested_prompts(config, scope)
         if not prompts:
             return

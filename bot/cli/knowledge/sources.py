@@ -22,7 +22,15 @@ from adapters.store.backends import open_store
 from adapters.store.source_registry import SqlSourceRegistry
 from bot.cli.knowledge.ingest import read_limits
 from bot.cli.knowledge.writing import add_no_wait, held_for_writing
-from bot.compose.sources import CLAIM_LEASE, KINDS, check_spec, owner_name, remove_documents, run_sync
+from bot.compose.sources import (
+    CLAIM_LEASE,
+    KINDS,
+    check_private_dataset,
+    check_spec,
+    owner_name,
+    remove_documents,
+    run_sync,
+)
 from bot.settings import Settings
 from core.errors import InvalidInput, NotFound
 from core.messages import phrase
@@ -166,6 +174,7 @@ async def run_add(args: argparse.Namespace, settings: Settings) -> int:
     spec = spec_from(args)
     store, registry = await _registry(settings)
     async with store:
+        check_private_dataset(spec, await registry.list_sources())
         await registry.add_source(spec)
     print(f"added source {spec.name} ({spec.kind} → dataset {spec.dataset}, {_every(spec.every)})")
     print(f"next: kb sources sync {spec.name}")
