@@ -25,7 +25,7 @@ from adapters.sources.slack_export import SlackExportFetcher
 from adapters.sources.website import DELAY, MAX_PAGES, WebsiteFetcher
 from core.errors import InvalidInput, KbError
 from core.knowledge.ingest import ingest
-from core.knowledge.ingest_plan import IngestSummary, document_id
+from core.knowledge.ingest_plan import IngestProgress, IngestSummary, document_id
 from core.messages import phrase
 from core.ports import SourceFetcher, SourceRegistry
 from core.sources.models import SourceSpec, SourceState, SyncReport
@@ -141,14 +141,20 @@ async def run_sync(
     limits: ReadLimits,
     *,
     fetcher: SourceFetcher | None = None,
+    on_files: Callable[[int, int], object] | None = None,
+    on_progress: Callable[[IngestProgress], object] | None = None,
 ) -> tuple[SyncReport, dict[str, str] | None]:
     """One sync of one source into its dataset through the open knowledge base, reading the mirror's files
-    within limits (the caller holds the dataset's writer lock and the registry claim)."""
+    within limits (the caller holds the dataset's writer lock and the registry claim). on_files(files,
+    bytes) is told what the ingest will read, then on_progress follows it, as for `kb ingest`."""
     spec = state.spec
     existing_model = await kb.dataset_model(spec.dataset)
     model = existing_model or settings.embedding.model
 
     async def apply(files: Mapping[Path, str]) -> IngestSummary:
+        if on_files is not None:  # how many files and bytes the ingest will go through (a progress bar)
+            sizes = await asyncio.to_thread(lambda: [p.stat().st_size for p in files if p.exists()])
+            on_files(len(files), sum(sizes))
         return await ingest(
             kb,
             spec.dataset,
@@ -158,6 +164,7 @@ async def run_sync(
             embedding_model=model,
             unreadable=(UnreadableDocument, OSError, UnicodeError),
             sources=files,
+            on_progress=on_progress,
         )
 
     async def remove(keys: Sequence[str]) -> int:

@@ -1,6 +1,7 @@
 """`kb sources` over a live Slack channel (the mock Slack Web API driven by slack_sdk), as subprocesses: the
 channel's threads are paged through, a 429 is waited out, answers cite the thread's permalink, an edit
-changes the answer after the next sync, a deleted thread is gone, a private channel is refused."""
+changes the answer after the next sync, a deleted thread is gone, a private channel needs private=true and
+a dataset of its own, and a live sync continues an imported export."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from tests.cli.cli_support import ROOT, clean_env
 from tests.slack.mock_slack_api import MockSlackApi
+from tests.sources.slack_export_zip import message, threaded, write_export
 
 CHANNEL = "C200"
 
@@ -179,3 +181,53 @@ async def test_a_private_channel_is_synced_only_when_marked_private_into_a_datas
     assert code == 0, err
     code, out, err = await kb_async(env, "sources", "sync", "hr-private")
     assert code == 0 and "documents: 1 new" in out, out + err
+
+
+async def test_a_live_sync_continues_an_imported_export_instead_of_duplicating_it(
+    slack_api: MockSlackApi, tmp_path: Path
+) -> None:
+    """The same thread imported from an export and then read live is one document: the live sync finds it
+    unchanged (same key, text and permalink), and a reply added since changes it in place."""
+    root = message("U1", "1767600000.000100", "How do I get VPN access from home?")
+    reply = message("U2", "1767600060.000200", "Request it in the IT portal, then install GlobalProtect.")
+    thread = threaded(root, [reply])
+    export = write_export(tmp_path / "export.zip", {(CHANNEL, "it-help"): thread})
+    env = clean_env(tmp_path / "home", SLACK_BOT_TOKEN="xoxb-test", SLACK_API_URL=slack_api.url)
+    await kb_async(
+        env,
+        "sources",
+        "add",
+        "archive",
+        "--kind",
+        "slack-export",
+        "--path",
+        str(export),
+        "--dataset",
+        "slack",
+        "--workspace-url",
+        "https://test.slack.com",
+    )
+    code, out, err = await kb_async(env, "sources", "sync", "archive")
+    assert "documents: 1 new" in out, out + err
+    slack_api.history[CHANNEL] = [dict(m) for m in thread]  # the same messages, now read live
+    await kb_async(
+        env,
+        "sources",
+        "add",
+        "it",
+        "--kind",
+        "slack-channel",
+        "--channel",
+        CHANNEL,
+        "--dataset",
+        "slack",
+        "--set",
+        "per_minute=0",
+    )
+    code, out, err = await kb_async(env, "sources", "sync", "it")
+    assert "documents: 0 new, 0 changed, 1 unchanged, 0 removed" in out, out + err
+    slack_api.say(CHANNEL, "U1", "Thanks, and the certificate lasts 90 days.", thread_ts=root["ts"])
+    code, out, err = await kb_async(env, "sources", "sync", "it")
+    assert "documents: 0 new, 1 changed, 0 unchanged, 0 removed" in out, out + err
+    code, out, err = await kb_async(env, "docs", "list", "--dataset", "slack", "--json")
+    assert code == 0 and len(json.loads(out)) == 1, err

@@ -50,6 +50,7 @@ def test_an_export_syncs_into_cited_thread_documents_and_follows_a_newer_export(
     first = kb(env, "sources", "sync", "it-export")
     assert first.returncode == 0, first.stderr
     assert "documents: 2 new, 0 changed, 0 unchanged, 0 removed, 0 skipped" in first.stdout
+    assert "ingest: 2 files" in first.stderr  # the progress kb ingest shows
 
     asked = kb(env, "ask", "how do I get VPN access?", "--dataset", "slack", "--json")
     assert asked.returncode == 0, asked.stderr

@@ -155,3 +155,30 @@ async def test_a_site_that_cannot_be_reached_changes_nothing(tmp_path: Path) -> 
     )
     code, out, err = await kb_async(env, "sources", "sync", "gone")
     assert code == 1 and "could not be reached" in out and "Traceback" not in out + err
+
+
+async def test_a_site_without_a_sitemap_is_read_by_its_links_within_the_page_limit(
+    sites: tuple[Site, str, Site], tmp_path: Path
+) -> None:
+    """From a start page, same-host links are followed (the partner site's is not), up to max_pages."""
+    site, url, other = sites
+    env = clean_env(tmp_path / "home")
+    await kb_async(
+        env,
+        "sources",
+        "add",
+        "crawl",
+        "--kind",
+        "website",
+        "--url",
+        f"{url}/",
+        "--dataset",
+        "web",
+        "--set",
+        "delay=0",
+        "--set",
+        "max_pages=3",
+    )
+    code, out, err = await kb_async(env, "sources", "sync", "crawl")
+    assert code == 0 and "documents: 2 new" in out, out + err  # links off the site are not followed
+    assert {path for path, _ in site.requests} == {"/robots.txt", "/", "/vpn.html"} and other.requests == []

@@ -21,6 +21,7 @@ from adapters.knowledge.factory import open_knowledge_base
 from adapters.store.backends import open_store
 from adapters.store.source_registry import SqlSourceRegistry
 from bot.cli.knowledge.ingest import read_limits
+from bot.cli.knowledge.ingest_progress import IngestReporter
 from bot.cli.knowledge.writing import add_no_wait, held_for_writing
 from bot.compose.sources import (
     CLAIM_LEASE,
@@ -227,8 +228,20 @@ async def sync_one(
     state = await _required(registry, name)
 
     async def run(chosen: SourceState) -> tuple[SyncReport, dict[str, str] | None]:
-        async with open_knowledge_base(settings) as kb:  # opened under the writer lock, as kb ingest does
-            return await run_sync(chosen, settings, kb, read_limits(settings))
+        with IngestReporter(sys.stderr, interactive=sys.stderr.isatty()) as reporter:
+
+            def on_files(files: int, total_bytes: int) -> None:
+                reporter.start(files=files, total_bytes=total_bytes, dataset=chosen.spec.dataset)
+
+            async with open_knowledge_base(settings) as kb:  # opened under the writer lock, as kb ingest
+                return await run_sync(
+                    chosen,
+                    settings,
+                    kb,
+                    read_limits(settings),
+                    on_files=on_files,
+                    on_progress=reporter.update,
+                )
 
     report = await claimed_sync(
         state,
