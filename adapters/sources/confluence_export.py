@@ -9,9 +9,7 @@ Pages are picked apart with BeautifulSoup by the ids and classes Confluence's ex
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
@@ -21,7 +19,7 @@ from markdownify import markdownify
 from adapters.sources.export_zip import content_version, member_bytes, member_text, open_export
 from adapters.sources.mirror import FILES
 from core.errors import SourceUnreadable
-from core.sources.models import Fetched, SyncedDocument
+from core.sources.models import SyncedDocument
 
 _PAGE_ID = re.compile(r"(?:^|_)(\d+)\.html?$")
 _ATTACHMENT = re.compile(r"^attachments/(\d+)/([^/]+)$")
@@ -103,14 +101,3 @@ def read_confluence_export(path: Path) -> tuple[list[SyncedDocument], list[tuple
                 title = unquote(attached.group(2))
                 documents.append(SyncedDocument(key, title, "", "", content_version(data), content=data))
     return documents, skipped
-
-
-class ConfluenceExportFetcher:
-    """SourceFetcher over a Confluence space export: read whole each time; pages keep their ids."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    async def fetch(self, known: Mapping[str, str]) -> Fetched:
-        documents, skipped = await asyncio.to_thread(read_confluence_export, self.path)
-        return Fetched(tuple(documents), skipped=tuple(skipped))

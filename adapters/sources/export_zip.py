@@ -3,13 +3,15 @@ never unpacked to disk; a zip that cannot be read is SourceUnreadable."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from core.errors import SourceUnreadable
+from core.sources.models import Fetched, SyncedDocument
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 
@@ -41,3 +43,17 @@ def content_version(data: bytes | str) -> str:
     """A document's version from its content: what changes exactly when the content does."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     return hashlib.sha1(raw).hexdigest()[:16]
+
+
+class WholeExportFetcher:
+    """SourceFetcher over an export zip read whole each time by read(path) -> (documents, skipped)."""
+
+    def __init__(
+        self, path: Path, read: Callable[[Path], tuple[list[SyncedDocument], list[tuple[str, str]]]]
+    ) -> None:
+        self.path = path
+        self.read = read
+
+    async def fetch(self, known: Mapping[str, str]) -> Fetched:
+        documents, skipped = await asyncio.to_thread(self.read, self.path)
+        return Fetched(tuple(documents), skipped=tuple(skipped))

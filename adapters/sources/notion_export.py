@@ -9,16 +9,14 @@ library reads, hence this module.
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from adapters.sources.export_zip import content_version, member_bytes, member_text, open_export
 from adapters.sources.mirror import FILES
 from core.errors import SourceUnreadable
-from core.sources.models import Fetched, SyncedDocument
+from core.sources.models import SyncedDocument
 
 _ID = re.compile(r"\s+([0-9a-f]{32})$")
 _LINK = re.compile(r"(?<!!)\[([^\[\]\n]+)\]\(([^()\s]+)\)")
@@ -93,14 +91,3 @@ def read_notion_export(path: Path) -> tuple[list[SyncedDocument], list[tuple[str
                 key = f"notion:{owner or 'root'}{FILES}{PurePosixPath(name).name}"
                 documents.append(SyncedDocument(key, stem, "", "", content_version(data), content=data))
     return documents, skipped
-
-
-class NotionExportFetcher:
-    """SourceFetcher over a Notion export: read whole each time; pages keep their ids."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    async def fetch(self, known: Mapping[str, str]) -> Fetched:
-        documents, skipped = await asyncio.to_thread(read_notion_export, self.path)
-        return Fetched(tuple(documents), skipped=tuple(skipped))

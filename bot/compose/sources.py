@@ -17,9 +17,10 @@ from typing import Any
 from adapters.knowledge.document_readers import ReadLimits, UnreadableDocument, content_hash, read_document
 from adapters.knowledge.factory import open_knowledge_base, writer_locks
 from adapters.slack.app import build_web_client
-from adapters.sources.confluence_export import ConfluenceExportFetcher
+from adapters.sources.confluence_export import read_confluence_export
+from adapters.sources.export_zip import WholeExportFetcher
 from adapters.sources.mirror import FolderMirror
-from adapters.sources.notion_export import NotionExportFetcher
+from adapters.sources.notion_export import read_notion_export
 from adapters.sources.slack_channel import RECHECK_DAYS, TIER3_PER_MINUTE, SlackChannelFetcher
 from adapters.sources.slack_export import SlackExportFetcher
 from adapters.sources.website import DELAY, MAX_PAGES, WebsiteFetcher
@@ -115,9 +116,9 @@ def build_fetcher(spec: SourceSpec, settings: Any) -> SourceFetcher:
             delay=_number(values, "delay", DELAY),
         )
     if spec.kind == "confluence-export":
-        return ConfluenceExportFetcher(Path(values["path"]))
+        return WholeExportFetcher(Path(values["path"]), read_confluence_export)
     if spec.kind == "notion-export":
-        return NotionExportFetcher(Path(values["path"]))
+        return WholeExportFetcher(Path(values["path"]), read_notion_export)
     channels = frozenset(c.strip().lstrip("#") for c in values.get("channels", "").split(",") if c.strip())
     return SlackExportFetcher(
         Path(values["path"]), channels=channels, workspace_url=values.get("workspace_url", "")

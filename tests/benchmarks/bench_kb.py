@@ -83,6 +83,10 @@ class LookupEmbedder:
         self._dimension = dimension
         self.seconds = 0.0
 
+    def add(self, table: dict[str, np.ndarray]) -> None:
+        """Serve these vectors too (chunks written after the first table)."""
+        self._table.update(table)
+
     @property
     def name(self) -> str:
         return MODEL

@@ -20,6 +20,8 @@ from tests.slack.harness import FAST, SlackHarness
 from tests.slack.mock_slack_api import MockSlackApi
 from tests.slack.real_pipeline import RealPipeline, build_real_pipeline
 
+SETTLE = 60.0  # seconds a poll may wait for the survivor: generous, as the full suite loads both cores
+
 
 @dataclass
 class Instance:
@@ -156,7 +158,7 @@ async def _killed_mid_answer(cluster: Cluster, **survivor_options: Any) -> tuple
                 return found[0]
             await asyncio.sleep(0.05)
 
-    record = await asyncio.wait_for(placeholder_out(), 10)
+    record = await asyncio.wait_for(placeholder_out(), SETTLE)
     await cluster.kill(a)
     return b, record
 
@@ -177,7 +179,7 @@ async def test_a_question_of_a_killed_instance_is_interrupted_by_the_survivor(cl
                 return current
             await asyncio.sleep(0.05)
 
-    final = await asyncio.wait_for(corrected(), 10)
+    final = await asyncio.wait_for(corrected(), SETTLE)
     assert final.status == RecordStatus.INTERRUPTED
     [shown] = cluster.mock.thread("C1", "6000.000400")
     assert shown.ts == placeholder.ts
@@ -209,7 +211,7 @@ async def test_with_resume_on_the_survivor_answers_the_killed_instances_question
                 return current
             await asyncio.sleep(0.05)
 
-    final = await asyncio.wait_for(answered(), 10)
+    final = await asyncio.wait_for(answered(), SETTLE)
     [shown] = cluster.mock.thread("C1", "6000.000400")
     assert "[1] Ops guide" in shown.block_text() and "⏳" not in shown.block_text()
     assert final.details.previous_answers[0].status == "interrupted"
@@ -223,7 +225,7 @@ async def test_a_stream_start_lost_in_a_kill_is_found_by_the_next_instance(clust
     a.parts.engine.answer_delay = 60
     cluster.mock.hold("chat.startStream")
     await a.harness.event(a.harness.mention("How do deploys run?", ts="6000.000500"))
-    await cluster.mock.wait_for(lambda: bool(cluster.mock.held), within=10)
+    await cluster.mock.wait_for(lambda: bool(cluster.mock.held), within=SETTLE)
     [lost] = cluster.mock.thread("C1", "6000.000500")
     assert lost.streaming
     [record] = await records(a)
@@ -242,7 +244,7 @@ async def test_a_stream_start_lost_in_a_kill_is_found_by_the_next_instance(clust
                 return current
             await asyncio.sleep(0.05)
 
-    final = await asyncio.wait_for(answered(), 10)
+    final = await asyncio.wait_for(answered(), SETTLE)
     [shown] = cluster.mock.thread("C1", "6000.000500")
     assert shown.ts == lost.ts and not shown.streaming
     assert "[1] Ops guide" in shown.block_text() and "⏳" not in shown.block_text()

@@ -14,7 +14,7 @@ import pytest
 from tests.cli.cli_support import clean_env
 from tests.slack.mock_slack_api import MockSlackApi
 from tests.slack.test_e2e_serve import _event, _serve, _signed
-from tests.sources.test_slack_channel_sync import kb_async
+from tests.sources.test_slack_channel_sync import add_channel_source, kb_async
 
 
 @pytest.mark.slow
@@ -27,22 +27,7 @@ async def test_kb_serve_syncs_a_scheduled_source_and_shows_it_on_the_home_tab(tm
     root = mock.say("C200", "U1", "How do I get VPN access from home?")
     mock.say("C200", "U2", "Request it in the IT portal, then install GlobalProtect.", thread_ts=root)
     env = clean_env(tmp_path / "home", KB_MODEL="extractive")
-    code, _, err = await kb_async(
-        env,
-        "sources",
-        "add",
-        "it",
-        "--kind",
-        "slack-channel",
-        "--channel",
-        "C200",
-        "--dataset",
-        "slack",
-        "--every",
-        "1h",
-        "--set",
-        "per_minute=0",
-    )
+    code, _, err = await add_channel_source(env, "it", "C200", "slack", every="1h")
     assert code == 0, err
     server, base = await _serve({**env, "SLACK_BOT_TOKEN": "xoxb-test"}, mock)
     try:

@@ -36,6 +36,28 @@ async def kb_async(env: dict[str, str], *args: str) -> tuple[int, str, str]:
     return process.returncode or 0, out.decode(), err.decode()
 
 
+async def add_channel_source(
+    env: dict[str, str], name: str, channel: str, dataset: str, *settings: str, every: str = "0"
+) -> tuple[int, str, str]:
+    """`kb sources add NAME --kind slack-channel` unpaced (per_minute=0), with more `--set` settings."""
+    more = [arg for setting in settings for arg in ("--set", setting)] + ["--every", every]
+    return await kb_async(
+        env,
+        "sources",
+        "add",
+        name,
+        "--kind",
+        "slack-channel",
+        "--channel",
+        channel,
+        "--dataset",
+        dataset,
+        "--set",
+        "per_minute=0",
+        *more,
+    )
+
+
 @pytest.fixture
 async def slack_api() -> AsyncIterator[MockSlackApi]:
     api = await MockSlackApi().start()
@@ -72,20 +94,7 @@ async def test_a_live_channel_syncs_cites_permalinks_and_follows_edits_and_delet
     api.say(CHANNEL, "U1", "Reminder: the canteen closes at 14:00 on Fridays.")
     api.throttle("conversations.history", times=1, retry_after=1)
     env = clean_env(tmp_path / "home", SLACK_BOT_TOKEN="xoxb-test", SLACK_API_URL=api.url)
-    code, out, err = await kb_async(
-        env,
-        "sources",
-        "add",
-        "it",
-        "--kind",
-        "slack-channel",
-        "--channel",
-        CHANNEL,
-        "--dataset",
-        "slack",
-        "--set",
-        "per_minute=0",
-    )
+    code, out, err = await add_channel_source(env, "it", CHANNEL, "slack")
     assert code == 0, err
 
     code, out, err = await kb_async(env, "sources", "sync", "it")
@@ -145,39 +154,9 @@ async def test_a_private_channel_is_synced_only_when_marked_private_into_a_datas
     code, out, err = await kb_async(env, "sources", "show", "hr")
     assert "documents: 0" in out and "failed: " in out
 
-    code, _, err = await kb_async(
-        env,
-        "sources",
-        "add",
-        "hr-private",
-        "--kind",
-        "slack-channel",
-        "--channel",
-        "G300",
-        "--dataset",
-        "hr",
-        "--set",
-        "private=true",
-        "--set",
-        "per_minute=0",
-    )
+    code, _, err = await add_channel_source(env, "hr-private", "G300", "hr", "private=true")
     assert code == 2 and "a dataset of its own" in err
-    code, _, err = await kb_async(
-        env,
-        "sources",
-        "add",
-        "hr-private",
-        "--kind",
-        "slack-channel",
-        "--channel",
-        "G300",
-        "--dataset",
-        "hr-only",
-        "--set",
-        "private=true",
-        "--set",
-        "per_minute=0",
-    )
+    code, _, err = await add_channel_source(env, "hr-private", "G300", "hr-only", "private=true")
     assert code == 0, err
     code, out, err = await kb_async(env, "sources", "sync", "hr-private")
     assert code == 0 and "documents: 1 new" in out, out + err
@@ -210,20 +189,7 @@ async def test_a_live_sync_continues_an_imported_export_instead_of_duplicating_i
     code, out, err = await kb_async(env, "sources", "sync", "archive")
     assert "documents: 1 new" in out, out + err
     slack_api.history[CHANNEL] = [dict(m) for m in thread]  # the same messages, now read live
-    await kb_async(
-        env,
-        "sources",
-        "add",
-        "it",
-        "--kind",
-        "slack-channel",
-        "--channel",
-        CHANNEL,
-        "--dataset",
-        "slack",
-        "--set",
-        "per_minute=0",
-    )
+    await add_channel_source(env, "it", CHANNEL, "slack")
     code, out, err = await kb_async(env, "sources", "sync", "it")
     assert "documents: 0 new, 0 changed, 1 unchanged, 0 removed" in out, out + err
     slack_api.say(CHANNEL, "U1", "Thanks, and the certificate lasts 90 days.", thread_ts=root["ts"])
