@@ -3,7 +3,8 @@ for the changed ones, chat.getPermalink for their links, users.info for speakers
 
 Cursor pagination as the Web API documents it; 429s are retried after Retry-After by slack_sdk's
 AsyncRateLimitErrorRetryHandler (adapters.slack.app.build_web_client); on top of that, history and replies
-(Tier 3 for internal apps, about 50 a minute) are paced below their tier so a large channel does not
+(Tier 3 for internal apps, about 50 a minute) are paced below their tier (the delivery's ChannelPacer,
+one bucket per method) so a large channel does not
 spend the workspace's budget the answers need. The history is listed whole on every sync (a deleted
 thread is known only by its absence); replies are read again only for threads whose root shows a change
 or whose last activity is recent (an edited reply leaves no trace on the root), see docs/sources.md.
@@ -11,15 +12,17 @@ or whose last activity is recent (an edited reply leaves no trace on the root), 
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.delivery.channel_pacer import ChannelPacer
 from adapters.slack.delivery.slack_errors import error_code
 from adapters.slack.inbound.user_names import UserNames
 from adapters.sources.slack_threads import (
@@ -42,24 +45,6 @@ PRIVATE = (
 )
 
 
-class Pace:
-    """At most per_minute calls, evenly spaced (0: unpaced)."""
-
-    def __init__(self, per_minute: float, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.interval = 60.0 / per_minute if per_minute > 0 else 0.0
-        self.clock = clock
-        self._next = 0.0
-
-    async def __call__(self) -> None:
-        if not self.interval:
-            return
-        now = self.clock()
-        wait = self._next - now
-        self._next = max(now, self._next) + self.interval
-        if wait > 0:
-            await asyncio.sleep(wait)
-
-
 class SlackChannelFetcher:
     """SourceFetcher for one channel the bot is in."""
 
@@ -75,7 +60,8 @@ class SlackChannelFetcher:
     ) -> None:
         self.client = client
         self.channel_id = channel_id
-        self.pace = Pace(per_minute)
+        # history and replies each have their own Tier 3 budget: one bucket per method (burst 1)
+        self.pacer = ChannelPacer(rate=per_minute / 60.0, burst=1) if per_minute > 0 else None
         self.recheck = recheck_days * 86400.0
         self.now = now
         self.names = UserNames(client)
@@ -118,14 +104,18 @@ class SlackChannelFetcher:
             documents.append(_linked(document, str(link.get("permalink") or "")))
         return Fetched(tuple(documents), frozenset(kept))
 
+    def _paced(self, method: str) -> AbstractAsyncContextManager[None]:
+        """A turn of method's budget (nothing to wait for when unpaced)."""
+        return self.pacer.turn(method) if self.pacer is not None else contextlib.nullcontext()
+
     async def _roots(self) -> list[dict[str, Any]]:
         roots: list[dict[str, Any]] = []
         cursor = None
         while True:
-            await self.pace()
-            page = await self.client.conversations_history(
-                channel=self.channel_id, limit=PAGE_SIZE, cursor=cursor
-            )
+            async with self._paced("conversations.history"):
+                page = await self.client.conversations_history(
+                    channel=self.channel_id, limit=PAGE_SIZE, cursor=cursor
+                )
             roots.extend(m for m in page.get("messages") or [] if m.get("ts") and is_root(m))
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
@@ -137,10 +127,10 @@ class SlackChannelFetcher:
         messages: list[dict[str, Any]] = []
         cursor = None
         while True:
-            await self.pace()
-            page = await self.client.conversations_replies(
-                channel=self.channel_id, ts=root["ts"], limit=PAGE_SIZE, cursor=cursor
-            )
+            async with self._paced("conversations.replies"):
+                page = await self.client.conversations_replies(
+                    channel=self.channel_id, ts=root["ts"], limit=PAGE_SIZE, cursor=cursor
+                )
             messages.extend(page.get("messages") or [])
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor:

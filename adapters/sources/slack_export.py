@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from adapters.slack.inbound.user_names import display_name
 from adapters.sources.export_zip import member_text, open_export
 from adapters.sources.slack_threads import (
     is_root,
@@ -33,18 +34,9 @@ def _load(archive: zipfile.ZipFile, member: str) -> Any:
 
 
 def _user_names(users: Any) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for user in users if isinstance(users, list) else []:
-        profile = user.get("profile") or {}
-        name = (
-            profile.get("display_name")
-            or user.get("real_name")
-            or profile.get("real_name")
-            or user.get("name")
-        )
-        if user.get("id") and name:
-            names[str(user["id"])] = str(name)
-    return names
+    """Each user's name by the live sync's rule, so an imported thread reads as the live one does."""
+    named = ((str(user.get("id") or ""), display_name(user)) for user in users if isinstance(users, list))
+    return {user_id: name for user_id, name in named if user_id and name}
 
 
 def _bot_users(users: Any) -> frozenset[str]:
@@ -59,6 +51,10 @@ def read_export(
     """Every thread of the export's public channels (or of the named ones) as a document (blocking)."""
     with open_export(path) as archive:
         members = set(archive.namelist())
+        days_of: dict[str, list[str]] = defaultdict(list)  # channel folder -> its daily files
+        for member in sorted(members):
+            if member.endswith(".json"):
+                days_of[PurePosixPath(member).parent.name].append(member)
         if "channels.json" not in members:
             raise SourceUnreadable(str(path), "not a Slack export (no channels.json)")
         listed = _load(archive, "channels.json")
@@ -73,8 +69,9 @@ def read_export(
                 or (channels and name not in channels and channel_id not in channels)
             ):
                 continue
-            days = sorted(m for m in members if PurePosixPath(m).parent.name == name and m.endswith(".json"))
-            messages = [m for day in days for m in _load(archive, day) if isinstance(m, dict)]
+            messages = [
+                m for day in days_of.get(name, []) for m in _load(archive, day) if isinstance(m, dict)
+            ]
             documents.extend(_threads(channel_id, name, messages, names, bots, workspace_url))
         return documents
 

@@ -103,7 +103,7 @@ def build_fetcher(spec: SourceSpec, settings: Any) -> SourceFetcher:
         return SlackChannelFetcher(
             client,
             values["channel"].lstrip("#"),
-            private=values.get("private", "").lower() == "true",
+            private=is_private(spec),
             per_minute=_number(values, "per_minute", TIER3_PER_MINUTE),
             recheck_days=_number(values, "recheck_days", RECHECK_DAYS),
         )
@@ -169,14 +169,7 @@ async def run_sync(
         )
 
     async def remove(keys: Sequence[str]) -> int:
-        removed = 0
-        known = {doc.document_id for doc in await kb.list_documents(spec.dataset)}
-        for key in keys:
-            identity = document_id(spec.dataset, key)
-            if identity in known:
-                await kb.delete_document(spec.dataset, identity)
-                removed += 1
-        return removed
+        return await delete_keys(kb, spec.dataset, keys)
 
     try:
         chosen = fetcher or build_fetcher(spec, settings)
@@ -188,16 +181,21 @@ async def run_sync(
     return report, versions
 
 
+async def delete_keys(kb: Any, dataset: str, keys: Sequence[str]) -> int:
+    """Delete the documents of these source keys from the dataset; how many there were."""
+    known = {doc.document_id for doc in await kb.list_documents(dataset)}
+    removed = 0
+    for identity in (document_id(dataset, key) for key in keys):
+        if identity in known:
+            await kb.delete_document(dataset, identity)
+            removed += 1
+    return removed
+
+
 async def remove_documents(state: SourceState, settings: Any) -> int:
     """Delete a source's documents from its dataset and its mirror folder; how many were deleted."""
     async with open_knowledge_base(settings) as kb:
-        known = {doc.document_id for doc in await kb.list_documents(state.spec.dataset)}
-        removed = 0
-        for key in state.versions:
-            identity = document_id(state.spec.dataset, key)
-            if identity in known:
-                await kb.delete_document(state.spec.dataset, identity)
-                removed += 1
+        removed = await delete_keys(kb, state.spec.dataset, list(state.versions))
         await kb.flush()
     await mirror_of(settings, state.spec.name).remove(list(state.versions))
     return removed

@@ -1,5 +1,5 @@
 """Which datasets a question may search when some hold a private channel's threads (a synced source): such a
-dataset only in that channel itself, or in a DM with one of its members (conversations.members, cached).
+dataset only in that channel itself, or in a DM with one of its members (adapters.slack.inbound.access.can_user_see, cached).
 
 Everything that shows a dataset's content in Slack asks here first: the question's scope (fixed with the
 conversation at its first question), the assistant pane's suggested prompts. A member list that cannot be
@@ -15,10 +15,12 @@ from dataclasses import replace
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.delivery.slack_errors import CALL_ERRORS
+from adapters.slack.inbound.access import can_user_see
 from core.models import ConversationScope
 
 PrivateDatasets = Callable[[], Awaitable[Mapping[str, str]]]  # dataset -> the private channel it belongs to
-MEMBERS_TTL = 300.0  # seconds a channel's member list is trusted
+MEMBERS_TTL = 300.0  # seconds a membership answer is trusted
+MAX_CACHED = 5000
 
 
 def visible(
@@ -44,27 +46,22 @@ class PrivateScopes:
         self.client = client
         self.private = private
         self.clock = clock
-        self._members: dict[str, tuple[float, frozenset[str]]] = {}
+        self._members: dict[tuple[str, str], tuple[float, bool]] = {}
 
-    async def members(self, channel_id: str) -> frozenset[str]:
-        """The channel's members (paginated, cached MEMBERS_TTL); empty when Slack cannot say."""
-        cached = self._members.get(channel_id)
+    async def is_member(self, channel_id: str, user_id: str) -> bool:
+        """Whether the person is in the channel (access.can_user_see, cached MEMBERS_TTL); False when Slack
+        cannot say."""
+        cached = self._members.get((channel_id, user_id))
         if cached is not None and self.clock() - cached[0] < MEMBERS_TTL:
             return cached[1]
-        found: set[str] = set()
-        cursor = None
         try:
-            while True:
-                page = await self.client.conversations_members(channel=channel_id, cursor=cursor, limit=200)
-                found.update(str(member) for member in page.get("members") or [])
-                cursor = (page.get("response_metadata") or {}).get("next_cursor")
-                if not cursor:
-                    break
+            member = await can_user_see(self.client, user_id=user_id, channel_id=channel_id)
         except CALL_ERRORS:
-            return frozenset()  # not cached: asked again next time
-        members = frozenset(found)
-        self._members[channel_id] = (self.clock(), members)
-        return members
+            return False  # not cached: asked again next time
+        if len(self._members) >= MAX_CACHED:
+            self._members.clear()
+        self._members[(channel_id, user_id)] = (self.clock(), member)
+        return member
 
     async def datasets(
         self, datasets: Sequence[str], *, channel_id: str, user_id: str, is_dm: bool
@@ -77,7 +74,7 @@ class PrivateScopes:
         if is_dm and user_id:
             for dataset in datasets:
                 channel = private.get(dataset)
-                if channel is not None and user_id in await self.members(channel):
+                if channel is not None and await self.is_member(channel, user_id):
                     member_of.add(channel)
         return visible(datasets, private, channel_id=channel_id, member_of=frozenset(member_of))
 

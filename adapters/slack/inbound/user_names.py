@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -15,6 +17,13 @@ log = logging.getLogger(__name__)
 
 MAX_CACHED = 5000
 _SPACES = re.compile(r"[ \t]+")
+
+
+def display_name(user: Mapping[str, Any]) -> str:
+    """The name Slack shows for a user object (users.info, an export's users.json): display name, else real
+    name, else handle; "" for none."""
+    profile = user.get("profile") or {}
+    return str(profile.get("display_name") or user.get("real_name") or user.get("name") or "")
 
 
 class UserNames:
@@ -31,9 +40,7 @@ class UserNames:
         name = ""
         try:
             response = await self.client.users_info(user=user_id)
-            user = response.get("user") or {}
-            profile = user.get("profile") or {}
-            name = str(profile.get("display_name") or user.get("real_name") or user.get("name") or "")
+            name = display_name(response.get("user") or {})
         except SlackApiError as exc:
             log.debug("users.info %s failed: %s", user_id, error_code(exc))
         if len(self._names) >= MAX_CACHED:
