@@ -295,6 +295,9 @@ class Assessment:
     missing: str = ""
     queries: tuple[str, ...] = ()
     overruled: bool = False  # a model's "sufficient" reversed by the deterministic key-term check
+    # Not sufficient only in degree: every part is partly supported and nothing it names or asks for is
+    # absent. The loop searches on; the answer carries no uncertainty notice (docs/design.md#the-uncertainty-notice).
+    partial: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,6 +323,7 @@ class RetrievalOutcome:
     stop_reason: StopReason
     missing: str = ""
     trace: RetrievalTrace = field(default_factory=RetrievalTrace)
+    partial: bool = False  # not sufficient only in degree (Assessment.partial): no notice
     usage: Usage = Usage()
     model_calls: int = 0
 

@@ -311,7 +311,7 @@ class Pipeline:
             await emit(AnswerDelta(text=f"\n\n{versions}"))
             answer = f"{answer.rstrip()}\n\n{versions}"
         notice = None
-        if not outcome.sufficient:
+        if not outcome.sufficient and not outcome.partial:
             multi_step = outcome.trace.mode == "multi"
             notice = uncertainty_notice(run.lang, missing=outcome.missing, multi_step=multi_step)
         elif check.missing:

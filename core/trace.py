@@ -185,6 +185,7 @@ class RoundStep:
     """One round of retrieval: what it searched, what it added, and the assessment of the evidence so far.
 
     overruled: the model said sufficient and the deterministic key-term check did not agree.
+    partial: not sufficient only in degree (every part partly supported, nothing named or asked for absent).
     referenced_ids: the paragraphs admitted because the round's new evidence refers to them (cited
     articles, documents named by title), a part of new_paragraph_ids.
     """
@@ -198,9 +199,10 @@ class RoundStep:
     next_queries: tuple[str, ...] = ()
     overruled: bool = False
     referenced_ids: tuple[str, ...] = ()
+    partial: bool = False
 
     def to_json(self) -> dict[str, object]:
-        """The stored form (``overruled`` only when set)."""
+        """The stored form (``overruled``, ``referenced_ids`` and ``partial`` only when set)."""
         data: dict[str, object] = {
             "round": self.round,
             "queries": list(self.queries),
@@ -214,6 +216,8 @@ class RoundStep:
             data["overruled"] = True
         if self.referenced_ids:
             data["referenced_ids"] = list(self.referenced_ids)
+        if self.partial:
+            data["partial"] = True
         return data
 
     @classmethod
@@ -229,6 +233,7 @@ class RoundStep:
             next_queries=_strs(data.get("next_queries")),
             referenced_ids=_strs(data.get("referenced_ids")),
             overruled=bool(data.get("overruled")),
+            partial=bool(data.get("partial")),
         )
 
 
@@ -309,6 +314,7 @@ class RetrievalTrace:
     sufficient: bool = False
     missing: str = ""
     rerank: RerankSummary | None = None
+    partial: bool = False  # not sufficient only in degree: the answer carries no notice
     run_time: float = 0.0
     rewritten: str | None = None
     datasets: tuple[str, ...] | None = None
@@ -343,6 +349,8 @@ class RetrievalTrace:
             sufficient=self.sufficient,
             missing=self.missing,
         )
+        if self.partial:
+            data["partial"] = True
         if self.rerank is not None:
             data["rerank"] = self.rerank.to_json()
         data["run_time"] = self.run_time
@@ -365,6 +373,7 @@ class RetrievalTrace:
             stop_reason=_stop_reason(data.get("stop_reason")),
             sufficient=bool(data.get("sufficient")),
             missing=_str(data.get("missing")),
+            partial=bool(data.get("partial")),
             rerank=RerankSummary.from_json(rerank) if rerank else None,
             run_time=_float(data.get("run_time")) or 0.0,
             rewritten=rewritten if isinstance(rewritten, str) else None,

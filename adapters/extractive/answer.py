@@ -4,8 +4,9 @@ The parts and their support come from the same judgement the assessor makes (jud
 A supported part is quoted from the paragraphs that support it — the anchor, the linked paragraph of a
 bridge hop, other paragraphs covering the part alone — and from any other paragraph naming its subject
 that no other part is answered from; sentences are chosen by how well they answer the part
-(language/relevance.py, docs/design.md#the-extractive-answer). A part the evidence does not support
-shows its closest sentences as unconfirmed when some come close, else says so plainly; nothing is ever
+(language/relevance.py, docs/design.md#the-extractive-answer). A part supported only in degree (nothing
+identifiable missing, docs/design.md#the-uncertainty-notice) is quoted from its best paragraph. A part the
+evidence does not support shows its closest sentences as unconfirmed when some come close, else says so plainly; nothing is ever
 composed beyond the quoted sentences, a label and the part headings. ``[n]`` is the 1-based index of the
 paragraph in the request's evidence, as the pipeline numbers its sources. The standalone (rewritten)
 question is answered when the request carries one. CPU-bound (jieba): call from a worker thread.
@@ -14,8 +15,14 @@ question is answered when the request carries one. CPU-bound (jieba): call from 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, hit_text, judge_parts
+from adapters.extractive.judging.assess import (
+    DEFAULT_COVERAGE_THRESHOLD,
+    hit_text,
+    judge_parts,
+    lacks_something,
+)
 from adapters.extractive.judging.support import PartSupport
 from adapters.extractive.language.quantities import answers_asked_quantity
 from adapters.extractive.language.relevance import SentenceIndex, score_sentences
@@ -201,6 +208,17 @@ def supported_sentences(
     return sorted(chosen, key=lambda s: (order.get(s.source - 1, len(order)), s.source, s.position))
 
 
+def partly_supported(
+    support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack]
+) -> PartSupport | None:
+    """An uncovered part that lacks nothing identifiable (judging.assess.lacks_something), as supported by its
+    best paragraph: quoted like a covered part, without the unconfirmed label. None for any other part."""
+    if support.covered or support.anchor is None or lacks_something(support, stacks):
+        return None
+    index = next((i for i, hit in enumerate(evidence) if hit is support.anchor), None)
+    return None if index is None else replace(support, paragraphs=(index,))
+
+
 def answer_pieces(
     request: AnswerRequest,
     *,
@@ -215,6 +233,7 @@ def answer_pieces(
     by_part = {s.part: s for s in supports}
     parts = question_parts(question)
     candidates = split_sentences(evidence)
+    stacks = [Stack.of(hit_text(hit)) for hit in evidence]
     pieces = [text("extractive.label", lang) + "\n"]
     for part in parts:
         if len(parts) > 1:
@@ -226,9 +245,10 @@ def answer_pieces(
             others = frozenset(
                 index + 1 for other in supports if other is not support for index in other.paragraphs
             ) - {index + 1 for index in support.paragraphs}
+            quoted = support if support.covered else partly_supported(support, evidence, stacks)
             chosen = (
-                supported_sentences(support, evidence, candidates, meaning, others=others)
-                if support.covered
+                supported_sentences(quoted, evidence, candidates, meaning, others=others)
+                if quoted is not None
                 else []
             )
         lead = "\n" if len(parts) == 1 else ""

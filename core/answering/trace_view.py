@@ -16,6 +16,10 @@ def _yes_no(value: bool, lang: str) -> str:
     return _t("yes", lang) if value else _t("no", lang)
 
 
+def _verdict(sufficient: bool, partial: bool, lang: str) -> str:
+    return _t("partial", lang) if partial and not sufficient else _yes_no(sufficient, lang)
+
+
 def _quoted(items: Sequence[str], lang: str) -> str:
     if not items:
         return _t("none", lang)
@@ -50,7 +54,7 @@ def _round_lines(step: RoundStep, lang: str) -> list[str]:
         f"{header}: {_t('queries', lang)} {_quoted(step.queries, lang)}",
         f"  {_t('new', lang)} {len(step.new_paragraph_ids)}{referenced} · "
         f"{_t('total', lang)} {step.total_evidence} · "
-        f"{_t('sufficient', lang)} {_yes_no(step.sufficient, lang)}",
+        f"{_t('sufficient', lang)} {_verdict(step.sufficient, step.partial, lang)}",
     ]
     if step.missing:
         lines.append(f"  {_t('missing', lang)}: {step.missing}")
@@ -80,7 +84,8 @@ def render_trace_text(trace: RetrievalTrace, lang: str) -> str:
     for step in trace.rounds:
         lines.extend(_round_lines(step, lang))
     lines.append(f"{_t('stop', lang)}: {trace.stop_label(lang) or _t('none', lang)}")
-    result = f"{_t('result', lang)}: {_t('sufficient', lang)} {_yes_no(trace.sufficient, lang)}"
+    verdict = _verdict(trace.sufficient, trace.partial, lang)
+    result = f"{_t('result', lang)}: {_t('sufficient', lang)} {verdict}"
     if trace.missing:
         result += f" · {_t('missing', lang)}: {trace.missing}"
     lines.append(result)

@@ -155,6 +155,7 @@ MESSAGES: dict[str, str] = {
     "trace.fallback": "fallback from",
     "trace.time": "Time",
     "trace.yes": "yes",
+    "trace.partial": "partly (nothing named is missing, no notice)",
     "trace.no": "no",
     "trace.none": "none",
     "trace.no_rounds": "no search was run",

@@ -131,6 +131,7 @@ MESSAGES: dict[str, str] = {
     "trace.fallback": "回退自",
     "trace.time": "耗时",
     "trace.yes": "是",
+    "trace.partial": "部分（缺口不影响结论，不加提示）",
     "trace.no": "否",
     "trace.none": "无",
     "trace.no_rounds": "未执行检索",

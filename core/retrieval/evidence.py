@@ -106,6 +106,7 @@ class LoopState:
     model_calls: int = 0
     sufficient: bool = False
     missing: str = ""
+    partial: bool = False  # the last verdict: not sufficient only in degree (Assessment.partial)
     stop: StopReason = StopReason.MAX_ROUNDS
 
     def message(self, key: str) -> str:

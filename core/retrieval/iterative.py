@@ -237,11 +237,12 @@ class IterativeRetriever:
         )
         assessment = await (judge or self._assess)(state)
         if assessment is None:
-            state.sufficient, state.missing = False, state.message("assessment_error")
+            state.sufficient, state.partial, state.missing = False, False, state.message("assessment_error")
             state.rounds.append(replace(step, sufficient=False, missing=state.missing))
             await emit(Assessed(round=number, sufficient=False, missing=state.missing))
             return StopReason.ASSESSMENT_ERROR, []
         state.sufficient = assessment.sufficient and bool(state.evidence)
+        state.partial = assessment.partial and not state.sufficient and bool(state.evidence)
         if state.sufficient:
             state.missing = ""
         else:
@@ -254,6 +255,7 @@ class IterativeRetriever:
             missing=state.missing,
             next_queries=tuple(queries),
             overruled=assessment.overruled,  # the model said sufficient; the key-term check did not agree
+            partial=state.partial,
         )
         state.rounds.append(completed)
         await emit(Assessed(round=number, sufficient=state.sufficient, missing=state.missing))
@@ -340,6 +342,7 @@ class IterativeRetriever:
             stop_reason=reason,
             sufficient=state.sufficient,
             missing=state.missing,
+            partial=state.partial,
             rerank=rerank,
             run_time=round(time.monotonic() - started, 4),
         )
@@ -348,6 +351,7 @@ class IterativeRetriever:
             sufficient=state.sufficient,
             stop_reason=reason,
             missing=state.missing,
+            partial=state.partial,
             trace=trace,
             usage=state.usage,
             model_calls=state.model_calls,
@@ -386,6 +390,7 @@ class IterativeRetriever:
             stop_reason=state.stop,
             sufficient=state.sufficient,
             missing=state.missing,
+            partial=state.partial,
             rerank=rerank,
             run_time=round(time.monotonic() - started, 4),
         )
@@ -394,6 +399,7 @@ class IterativeRetriever:
             sufficient=state.sufficient,
             stop_reason=state.stop,
             missing=state.missing,
+            partial=state.partial,
             trace=trace,
             usage=state.usage,
             model_calls=state.model_calls,

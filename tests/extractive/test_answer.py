@@ -146,3 +146,15 @@ async def test_a_near_miss_about_another_subject_is_reported_not_found() -> None
     request = AnswerRequest(question="某乡 2026 年行政审批服务中心的预算金额是多少？", evidence=evidence)
     _, completions = await collect(ExtractiveEngine().answer(request))
     assert "资料中未找到关于「某乡 2026 年行政审批服务中心的预算金额是多少」的信息" in completions[0].text
+
+
+async def test_a_part_supported_only_in_degree_is_quoted_without_the_unconfirmed_label() -> None:
+    """A paraphrased part its paragraph partly supports (judging.assess.lacks_something is false) is answered
+    from that paragraph, cited, and not introduced as unconfirmed."""
+    from tests.extractive.test_assess import AWARDS, PARAPHRASED
+
+    request = AnswerRequest(question=PARAPHRASED, evidence=(AWARDS,), lang="en")
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    text = completions[0].text
+    assert "Gramophone Award in 2004" in text and "[1]" in text
+    assert "could not be confirmed" not in text and "no information" not in text

@@ -123,3 +123,33 @@ async def test_coverage_threshold_is_configurable() -> None:
     lenient, _ = await ExtractiveEngine(coverage_threshold=0.5).assess(question, evidence, [])
     assert not strict.sufficient
     assert lenient.sufficient
+
+
+AWARDS = hit(
+    1,
+    "The Tagus Chamber Orchestra won the Gramophone Award in 2004 for its album of sea songs.",
+    "Tagus Chamber Orchestra.md",
+)
+PARAPHRASED = "Which award did the Tagus Chamber Orchestra receive for its recording of sea shanties?"
+
+
+async def test_support_short_only_in_degree_is_partial_and_still_searched() -> None:
+    """Every entity present and more than half the part's weight in one paragraph, but under the coverage
+    threshold (paraphrased words): not sufficient, so the loop searches on, yet partial, so no notice."""
+    verdict, _ = await ExtractiveEngine().assess(PARAPHRASED, [AWARDS], [PARAPHRASED])
+    assert not verdict.sufficient and verdict.partial
+    assert verdict.queries and verdict.missing
+
+
+async def test_a_part_lacking_an_asked_quantity_or_most_of_its_words_is_not_partial() -> None:
+    """An asked number nobody states, or a paragraph holding under half of the part, is something missing."""
+    engine = ExtractiveEngine()
+    counted = "How many albums of sea shanties did the Tagus Chamber Orchestra record?"
+    quantity, _ = await engine.assess(counted, [AWARDS], [counted])
+    assert not quantity.sufficient and not quantity.partial
+    other = "What instrument does Ana Ribeiro play in the Tagus Chamber Orchestra?"
+    cello = hit(2, "Bruno Costa plays the cello.", "Bruno Costa.md")
+    unrelated, _ = await engine.assess(other, [cello], [other])
+    assert not unrelated.sufficient and not unrelated.partial
+    nothing, _ = await engine.assess(PARAPHRASED, [], [PARAPHRASED])
+    assert not nothing.partial

@@ -1,8 +1,17 @@
-"""The uncertainty notice is worded by what is missing: the named gap, else the route's wording."""
+"""The uncertainty notice is worded by what is missing (the named gap, else the route's wording), and given only when something is."""
 
 from __future__ import annotations
 
 from core.answering.answer import MISSING_IN_NOTICE, uncertainty_notice
+from core.commands import Ask
+from core.conversation.history import BoundedHistoryLoader
+from core.conversation.locks import LocalConversationLock
+from core.models import Assessment, ConversationScope
+from core.pipeline import Pipeline, PipelineLimits
+from core.record import Record
+from core.retrieval.iterative import IterativeRetriever
+from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
+from tests.pipeline.conftest import KEY
 
 
 def test_a_named_gap_is_quoted_in_the_users_language() -> None:
@@ -33,3 +42,31 @@ def test_a_long_or_multiline_gap_is_one_bounded_line() -> None:
     notice = uncertainty_notice("en", missing="line one\n\nline two " + "x" * 500)
     gap = notice.removeprefix("Note: ").split("; treat", 1)[0]
     assert "\n" not in notice and len(gap) == MISSING_IN_NOTICE and gap.endswith("…")
+
+
+async def test_partial_support_gets_no_notice_and_a_missing_part_does() -> None:
+    """Through the pipeline with the loop: a last verdict that is insufficient only in degree (partial) ends
+    the answer without a notice; the same gap judged missing gets the notice naming it."""
+    engine, kb, store = FakeEngine(), FakeKnowledgeBase(), InMemoryConversationStore()
+    kb.add("p1", "劳动争议申请仲裁的时效期间为一年。", document="劳动争议调解仲裁法")
+    pipeline = Pipeline(
+        records=store,
+        lock=LocalConversationLock(),
+        context_loader=BoundedHistoryLoader(store, dialogue_number=5),
+        retriever=IterativeRetriever(kb=kb, engine=engine),
+        engine=engine,
+        limits=PipelineLimits(unsupported_claims="off"),
+    )
+    scope = ConversationScope(("ds",), retrieval_mode="multi")
+    notices = []
+    for partial in (True, False):
+        engine.assessments.append(
+            Assessment(sufficient=False, missing="缺少关于「辞退」的资料", partial=partial)
+        )
+        engine.answers.append(["劳动争议申请仲裁的时效期间为一年 [1]。"])
+        record = await pipeline.answer(Ask(KEY, "被辞退多久内可以申请仲裁？", scope))
+        assert isinstance(record, Record) and record.details.trace is not None
+        assert record.details.trace.partial is partial
+        notices.append(record.details.notice)
+    assert notices[0] is None
+    assert notices[1] == "注意：缺少关于「辞退」的资料，以上结论仅供参考。"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from core.answering.trace_view import render_trace_text
 from core.errors import ModelOutputInvalid
 from core.models import Assessment
-from core.trace import StopReason
+from core.trace import RetrievalTrace, StopReason
 from tests.retrieval.support import BUDGET_QUERY, QUESTION, TRACE_KEYS, Recorder, build, hit
 
 
@@ -249,3 +250,26 @@ async def test_a_long_gap_and_long_queries_are_clipped() -> None:
 
     assert count_tokens(outcome.missing) <= 400
     assert count_tokens(kb.queries[1]) <= 500
+
+
+async def test_a_partial_verdict_is_searched_on_and_reaches_the_outcome_and_trace() -> None:
+    """Partial support (Assessment.partial) is still insufficient, so the loop runs its gap query; the last
+    round's partial verdict is the outcome's, kept in the stored trace and shown by the trace view."""
+    retriever, kb, engine, _ = build()
+    kb.script(QUESTION, [hit("p1", "第二十条 六十日内提出行政复议申请")])
+    kb.script(BUDGET_QUERY, [hit("p2", "行政审批服务中心经费")])
+    engine.assessments.extend(
+        [
+            Assessment(sufficient=False, missing="预算", queries=(BUDGET_QUERY,), partial=True),
+            Assessment(sufficient=False, missing="预算", partial=True),
+        ]
+    )
+    outcome = await retriever.retrieve(
+        QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
+    )
+    assert kb.queries == [QUESTION, BUDGET_QUERY]
+    assert not outcome.sufficient and outcome.partial and outcome.trace.partial
+    assert [step.partial for step in outcome.trace.rounds] == [True, True]
+    stored = RetrievalTrace.from_json(outcome.trace.to_json())
+    assert stored.partial and stored.rounds[-1].partial
+    assert "部分（缺口不影响结论，不加提示）" in render_trace_text(stored, "zh")

@@ -8,8 +8,9 @@ scattered over unrelated paragraphs never cover a part. Uncovered parts become t
 at most two, the next queries (followup.py), never a normalised repeat of a searched query. A part asking
 for a quantity (an amount, duration, count or date) is covered only by paragraphs that state one of that
 kind (language/quantities.py) and name what the part asks about in their own section heading or text: the
-topic alone does not answer "几天", nor does a sibling section under a document named after it. CPU-bound
-(jieba): call from a worker thread.
+topic alone does not answer "几天", nor does a sibling section under a document named after it. A verdict
+whose uncovered parts lack nothing identifiable is ``partial``: searched on, answered without a notice
+(lacks_something, docs/design.md#the-uncertainty-notice). CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from core.models import Assessment, Hit
 from core.text import detect_language
 
 DEFAULT_COVERAGE_THRESHOLD = 0.6
+PARTIAL_SHARE = 0.5  # an uncovered part holding this share of its weight in one paragraph is partly supported
 __all__ = [
     "DEFAULT_COVERAGE_THRESHOLD",
     "assess_evidence",
@@ -166,6 +168,20 @@ def judge_parts(
     return [_by_the_asking_clause(s, evidence, prepared) for s in supports]
 
 
+def lacks_something(support: PartSupport, stacks: Sequence[Stack]) -> bool:
+    """Whether an uncovered part lacks something identifiable, not only support in degree: an entity it names
+    appears in no paragraph, it asks for a quantity that no paragraph states about it, or no paragraph holds
+    ``PARTIAL_SHARE`` of its weight. A part that is only split over paragraphs, paraphrased or not yet linked
+    to its bridge lacks nothing the user should be warned about (docs/design.md#the-uncertainty-notice)."""
+    if support.covered:
+        return False
+    if support.best is None or support.best.share < PARTIAL_SHARE - 1e-9:
+        return True
+    if asked_units(support.part) is not None or (support.unreached and is_bridge_shaped(support.part)):
+        return True
+    return any(not any(stack.has_entity(entity) for stack in stacks) for entity in support.terms.entities)
+
+
 def assess_evidence(
     question: str,
     evidence: Sequence[Hit],
@@ -182,6 +198,11 @@ def assess_evidence(
     gaps = [s for s in supports if not s.covered or not evidence]
     queries = pick([choices(s, question) for s in gaps], searched)
     notes = [note(s, lang) for s in gaps]
+    stacks = [Stack.of(hit_text(hit)) for hit in evidence]
+    partial = bool(evidence) and not any(lacks_something(s, stacks) for s in gaps)
     return Assessment(
-        sufficient=False, missing=text("gap.separator", lang).join(notes), queries=tuple(queries)
+        sufficient=False,
+        missing=text("gap.separator", lang).join(notes),
+        queries=tuple(queries),
+        partial=partial,
     )

@@ -72,6 +72,7 @@ class PartSupport:
     paragraphs: tuple[int, ...] = ()  # evidence indexes that support the part: anchor, linked hop, others
     hop: int | None = None  # the linked paragraph of a bridge hop, when the part needed one
     quoted: tuple[Sentence, ...] = ()  # sentences that support the part by meaning (language/semantic.py)
+    unreached: bool = False  # the anchor's best bridge entity: no paragraph about it, none other naming it
 
     @property
     def part(self) -> str:
@@ -124,6 +125,11 @@ def _names(hit: Hit, subject: str) -> bool:
     if CJK.search(key):
         return squeeze(key) in text.replace(" ", "")
     return re.search(rf"(?<![0-9a-zà-ÿ_]){re.escape(key)}(?![0-9a-zà-ÿ_])", text) is not None
+
+
+def _alone_naming(evidence: Sequence[Hit], anchor: int, name: str) -> bool:
+    """Whether no paragraph but the anchor names the bridge entity: nothing in the evidence connects through it."""
+    return not any(_names(hit, name) for i, hit in enumerate(evidence) if i != anchor)
 
 
 def _linked_cover(
@@ -196,7 +202,7 @@ def analyse_part(
     )[:ANCHORS]
     asked = squeeze(question)
     pending: tuple[Candidate, ...] = ()
-    anchored = False
+    anchored = unreached = False
     for rank, a in enumerate(anchors):
         anchor, single = evidence[a], singles[a]
         specific = _specific(terms, single, singles)
@@ -205,6 +211,7 @@ def analyse_part(
         if rank == 0:
             pending = tuple(c for c in ranked if not any(is_about(hit, c.name) for hit in evidence))
             anchored = specific
+            unreached = bool(ranked) and ranked[0] in pending and _alone_naming(evidence, a, ranked[0].name)
         also = _also_covering(singles, relevance, a, threshold)
         if compared:
             if _supports_compared(anchor, single, terms, threshold):
@@ -235,5 +242,12 @@ def analyse_part(
         return PartSupport(terms, False, compared=compared)
     top = anchors[0]
     return PartSupport(
-        terms, False, evidence[top], singles[top], candidates=pending, compared=compared, anchored=anchored
+        terms,
+        False,
+        evidence[top],
+        singles[top],
+        candidates=pending,
+        compared=compared,
+        anchored=anchored,
+        unreached=unreached,
     )
