@@ -13,6 +13,7 @@ from core.events import Progress
 from core.models import ConversationKey, ConversationScope, SearchMode
 from core.pipeline import Pipeline, PipelineLimits
 from core.ports import SentenceMeaning
+from core.retrieval.iterative import IterativeRetriever
 from core.retrieval.single_search import SingleSearchRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
 
@@ -65,6 +66,20 @@ def build_harness(
         meaning=meaning,
     )
     return Harness(pipeline, store, kb, engine, lock)
+
+
+def looped_pipeline(
+    store: InMemoryConversationStore, kb: FakeKnowledgeBase, engine: FakeEngine, **limits: object
+) -> Pipeline:
+    """A pipeline over fakes whose retriever is the multi-hop loop (IterativeRetriever) on the same engine."""
+    return Pipeline(
+        records=store,
+        lock=LocalConversationLock(),
+        context_loader=BoundedHistoryLoader(store, dialogue_number=5),
+        retriever=IterativeRetriever(kb=kb, engine=engine),
+        engine=engine,
+        limits=PipelineLimits(**limits),  # type: ignore[arg-type]
+    )
 
 
 @pytest.fixture

@@ -5,12 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.commands import Ask
-from core.conversation.history import BoundedHistoryLoader
-from core.conversation.locks import LocalConversationLock
 from core.events import Done, Failed
 from core.models import ConversationScope
-from core.pipeline import Pipeline
-from core.retrieval.iterative import IterativeRetriever
 from core.trace import (
     ComplexityFeatures,
     RerankSummary,
@@ -21,7 +17,7 @@ from core.trace import (
     record_trace,
 )
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
-from tests.pipeline.conftest import KEY, Harness
+from tests.pipeline.conftest import KEY, Harness, looped_pipeline
 
 # Stored by the pipeline (IterativeRetriever, extractive engine, the scenario knowledge base) for the
 # compound question of tests/scenarios/test_compound_question.py, copied from the record's details["trace"].
@@ -237,13 +233,7 @@ async def test_the_pipeline_stores_the_retrieval_trace_with_what_it_searched(har
 async def test_the_routed_retriever_stores_every_key_of_todays_multi_hop_row() -> None:
     """Through the pipeline, the routed retriever's stored trace has exactly the keys of a row written today."""
     store, kb, engine = InMemoryConversationStore(), FakeKnowledgeBase(), FakeEngine()
-    pipeline = Pipeline(
-        records=store,
-        lock=LocalConversationLock(),
-        context_loader=BoundedHistoryLoader(store, dialogue_number=5),
-        retriever=IterativeRetriever(kb=kb, engine=engine),
-        engine=engine,
-    )
+    pipeline = looped_pipeline(store, kb, engine)
     kb.add("p1", "年假一般为 5 天", document="休假制度")
     question = Ask(KEY, "年假有几天?", ConversationScope(("ds",), retrieval_mode="multi"))
     done = await pipeline.answer(question)

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from core.answering.answer import MISSING_IN_NOTICE, uncertainty_notice
 from core.commands import Ask
-from core.conversation.history import BoundedHistoryLoader
-from core.conversation.locks import LocalConversationLock
 from core.models import Assessment, ConversationScope
-from core.pipeline import Pipeline, PipelineLimits
 from core.record import Record
-from core.retrieval.iterative import IterativeRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
-from tests.pipeline.conftest import KEY
+from tests.pipeline.conftest import KEY, looped_pipeline
 
 
 def test_a_named_gap_is_quoted_in_the_users_language() -> None:
@@ -49,14 +45,7 @@ async def test_partial_support_gets_no_notice_and_a_missing_part_does() -> None:
     the answer without a notice; the same gap judged missing gets the notice naming it."""
     engine, kb, store = FakeEngine(), FakeKnowledgeBase(), InMemoryConversationStore()
     kb.add("p1", "劳动争议申请仲裁的时效期间为一年。", document="劳动争议调解仲裁法")
-    pipeline = Pipeline(
-        records=store,
-        lock=LocalConversationLock(),
-        context_loader=BoundedHistoryLoader(store, dialogue_number=5),
-        retriever=IterativeRetriever(kb=kb, engine=engine),
-        engine=engine,
-        limits=PipelineLimits(unsupported_claims="off"),
-    )
+    pipeline = looped_pipeline(store, kb, engine, unsupported_claims="off")
     scope = ConversationScope(("ds",), retrieval_mode="multi")
     notices = []
     for partial in (True, False):
