@@ -62,6 +62,7 @@ def _command_modules() -> list[ModuleType]:
         "operations.demo",
         "operations.serve",
         "operations.classifier",
+        "operations.doctor",
     ]
     modules = []
     for name in names:

@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import WSMsgType, web
 
+from adapters.slack.manifest_scopes import BOT_SCOPES
 from tests.slack.block_kit_limits import (
     check_home_view,
     check_message,
@@ -75,6 +76,8 @@ class MockSlackApi(SlackMethods):
         self.members: dict[str, list[str]] = {}
         self.user_names: dict[str, str] = {}
         self.failing: dict[str, str] = {}
+        # The scopes auth.test reports in its x-oauth-scopes header, as Slack does (None: no header).
+        self.granted_scopes: tuple[str, ...] | None = BOT_SCOPES
         self._refusals: dict[str, deque[str]] = {}
         self.members_page_size = 2
         self.replies_page_size = 100
@@ -286,7 +289,9 @@ class MockSlackApi(SlackMethods):
                 self.held.append(call)
                 self.changed.set()
                 await self._release.wait()
-            return web.json_response(answer)
+            granted = self.granted_scopes
+            headers = {"x-oauth-scopes": ",".join(granted)} if method == "auth.test" and granted else None
+            return web.json_response(answer, headers=headers)
         finally:
             self.changed.set()
 

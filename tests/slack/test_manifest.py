@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from adapters.slack.listeners import COMPACT_SHORTCUT, TRACE_SHORTCUT
+from adapters.slack.manifest_scopes import BOT_SCOPES
 
 MANIFEST = Path(__file__).resolve().parents[2] / "manifest.yml"
 TOP_LEVEL = {
@@ -123,22 +124,7 @@ def test_the_manifest_declares_everything_the_bot_uses() -> None:
     assert shortcuts["Compact this thread"]["callback_id"] == COMPACT_SHORTCUT
     assert shortcuts["Show retrieval trace"]["callback_id"] == TRACE_SHORTCUT
     assert all(s["type"] == "message" for s in shortcuts.values())
-    required = {
-        "app_mentions:read",
-        "chat:write",
-        "channels:history",
-        "groups:history",
-        "im:history",
-        "mpim:history",
-        "commands",
-        "channels:read",
-        "groups:read",
-        "im:read",
-        "mpim:read",
-        "users:read",
-        "assistant:write",
-    }
-    assert required <= set(data["oauth_config"]["scopes"]["bot"])
+    assert set(BOT_SCOPES) <= set(data["oauth_config"]["scopes"]["bot"])  # what the bot needs
     assert set(data["settings"]["event_subscriptions"]["bot_events"]) == {
         "app_mention",
         "app_home_opened",
@@ -151,3 +137,8 @@ def test_the_manifest_declares_everything_the_bot_uses() -> None:
     }
     assert data["settings"]["interactivity"]["is_enabled"] is True
     assert data["settings"]["socket_mode_enabled"] is True
+
+
+def test_the_scopes_kb_doctor_expects_are_the_manifests() -> None:
+    """adapters.slack.manifest_scopes.BOT_SCOPES (what `kb doctor` checks a token for) is manifest.yml's list."""
+    assert list(BOT_SCOPES) == _load()["oauth_config"]["scopes"]["bot"]
