@@ -63,6 +63,7 @@ def _command_modules() -> list[ModuleType]:
         "operations.serve",
         "operations.classifier",
         "operations.doctor",
+        "operations.transfer",
     ]
     modules = []
     for name in names:

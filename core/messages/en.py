@@ -61,6 +61,16 @@ MESSAGES: dict[str, str] = {
         " created; sqlite:///relative/path is relative to the current folder, sqlite:////absolute/path is"
         " absolute)."
     ),
+    "error.transfer_unreadable": "cannot read {path}: {reason}",
+    "error.transfer_not_json": "line {line} of the file is not JSON ({reason})",
+    "error.transfer_not_export": "not a `kb export` file (its first line names no kb-conversations format)",
+    "error.transfer_newer": "the file comes from a newer version (schema {given}, this one {ours}): upgrade before importing it",
+    "error.transfer_bad_row": "line {line} of the file is not a row of a known table",
+    "error.transfer_empty": "the file is empty",
+    "error.transfer_conflict": (
+        "{count} row(s) of the file hold other values than this store under the same key ({rows}): it holds "
+        "another history; import into an empty store instead. Nothing was written."
+    ),
     "error.sqlite_without_path": (
         "The SQLite URL has no file path, e.g. sqlite:////home/me/.kb/conversations.sqlite3."
     ),

@@ -51,6 +51,13 @@ MESSAGES: dict[str, str] = {
         "KB_DATABASE_URL 指向 SQLite 文件 {path},但文件夹 {folder} 不存在(未创建任何文件;"
         "sqlite:///相对路径 相对于当前文件夹,sqlite:////绝对路径 为绝对路径)。"
     ),
+    "error.transfer_unreadable": "无法读取 {path}:{reason}",
+    "error.transfer_not_json": "文件第 {line} 行不是 JSON({reason})",
+    "error.transfer_not_export": "这不是 `kb export` 导出的文件(第一行没有 kb-conversations 格式标记)",
+    "error.transfer_newer": "文件来自更新的版本(schema {given},本程序 {ours}),请先升级再导入",
+    "error.transfer_bad_row": "文件第 {line} 行不是已知表的一行",
+    "error.transfer_empty": "文件是空的",
+    "error.transfer_conflict": "文件中有 {count} 行与本库同一主键下的内容不同({rows}):本库存有另一份历史,请导入到空库。未写入任何内容。",
     "error.sqlite_without_path": "SQLite 地址缺少文件路径,例如 sqlite:////home/me/.kb/conversations.sqlite3。",
     "error.unsupported_database_url": "不支持的数据库地址(协议 {scheme}),请使用 sqlite:///路径 或 postgresql://...。",
     "error.database_url_without_scheme": "不支持的数据库地址(协议 无),请使用 sqlite:///路径 或 postgresql://...。",
