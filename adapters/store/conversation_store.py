@@ -276,6 +276,15 @@ class SqlConversationStore:
         )
         return [record_from_row(row) for row in reversed(rows)]
 
+    async def answered_since(self, since: float, *, limit: int = 10000) -> list[Record]:
+        """Answered records of every conversation created at or after `since` (epoch seconds), newest first."""
+        rows = await self._db.fetch(
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE status = 'answered' AND created_at >= ?"
+            " ORDER BY id DESC LIMIT ?",
+            (since, limit),
+        )
+        return [record_from_row(row) for row in rows]
+
     async def recent_questions(self, asked_by: str, *, limit: int = 5) -> list[Record]:
         """The person's latest `limit` records, newest first (served by the asked_by index)."""
         if limit <= 0 or not asked_by:

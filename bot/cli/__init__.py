@@ -64,6 +64,7 @@ def _command_modules() -> list[ModuleType]:
         "operations.classifier",
         "operations.doctor",
         "operations.transfer",
+        "operations.gaps",
     ]
     modules = []
     for name in names:

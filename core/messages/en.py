@@ -61,6 +61,7 @@ MESSAGES: dict[str, str] = {
         " created; sqlite:///relative/path is relative to the current folder, sqlite:////absolute/path is"
         " absolute)."
     ),
+    "error.gaps_since": "--since takes a duration (90m, 24h, 7d) or a date (2026-12-01)",
     "error.transfer_unreadable": "cannot read {path}: {reason}",
     "error.transfer_not_json": "line {line} of the file is not JSON ({reason})",
     "error.transfer_not_export": "not a `kb export` file (its first line names no kb-conversations format)",

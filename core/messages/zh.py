@@ -51,6 +51,7 @@ MESSAGES: dict[str, str] = {
         "KB_DATABASE_URL 指向 SQLite 文件 {path},但文件夹 {folder} 不存在(未创建任何文件;"
         "sqlite:///相对路径 相对于当前文件夹,sqlite:////绝对路径 为绝对路径)。"
     ),
+    "error.gaps_since": "--since 需要时长(90m、24h、7d)或日期(2026-12-01)",
     "error.transfer_unreadable": "无法读取 {path}:{reason}",
     "error.transfer_not_json": "文件第 {line} 行不是 JSON({reason})",
     "error.transfer_not_export": "这不是 `kb export` 导出的文件(第一行没有 kb-conversations 格式标记)",

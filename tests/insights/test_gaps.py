@@ -1,0 +1,93 @@
+"""The knowledge base's gaps: which records are gaps, how they group by topic, and `kb gaps` as a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.sample_kb import SAMPLE_KB_DIR
+from core.insights.gaps import gap_reasons, group_by_topic, summarise_gaps
+from core.models import RecordStatus
+from core.record import CitedSource, Record, RecordDetails, UnsupportedClaim, Verdict
+from core.trace import RetrievalTrace
+from tests.cli.cli_support import clean_env, kb, prepare_home
+
+ABSENT = ("员工持股计划的股票期权怎么行权?", "股票期权的行权价格是多少?", "公司停车位每月租金是多少?")
+
+
+def _record(number: int, question: str, **details: object) -> Record:
+    return Record(
+        id=number,
+        conversation_id="c",
+        question=question,
+        status=RecordStatus.ANSWERED,
+        answer="…",
+        created_at=float(number),
+        details=RecordDetails(**details),  # type: ignore[arg-type]
+    )
+
+
+def test_a_notice_an_unsupported_claim_or_a_thumbs_down_makes_a_gap() -> None:
+    """Each reason alone makes a record a gap; a plain answered record, or a thumbs-up, does not."""
+    assert gap_reasons(_record(1, "q", notice="注意：缺少关于「婚假」的资料")) == ("notice",)
+    assert gap_reasons(_record(2, "q", unsupported=(UnsupportedClaim("六十日", "number"),))) == (
+        "unsupported",
+    )
+    assert gap_reasons(_record(3, "q", feedback=(Verdict("U1", "down"),))) == ("thumbs_down",)
+    assert gap_reasons(_record(4, "q", feedback=(Verdict("U1", "up"),))) == ()
+    assert gap_reasons(_record(5, "q")) == ()
+
+
+def test_questions_group_by_meaning_and_the_most_asked_topic_comes_first() -> None:
+    """Close vectors share a group (counted, newest example first, the missing parts and cited documents
+    tallied); a distant one is a topic of its own."""
+    vectors = [[1.0, 0.0], [0.0, 1.0], [0.96, 0.28], [0.8, 0.6]]
+    groups = group_by_topic(vectors, threshold=0.7)
+    assert groups == [[0, 2, 3], [1]]
+    trace = RetrievalTrace(missing="缺少关于「行权价格」的资料")
+    cited = (CitedSource(1, "员工手册"),)
+    records = [
+        _record(1, "期权怎么行权", notice="n", trace=trace, citations=cited),
+        _record(2, "停车费多少", notice="n"),
+        _record(3, "行权价格", notice="n", trace=trace, citations=cited),
+        _record(4, "期权何时归属", feedback=(Verdict("U1", "down"),)),
+    ]
+    first, second = summarise_gaps(records, groups)
+    assert (first.count, first.examples[0], first.record_ids) == (3, "期权何时归属", (4, 3, 1))
+    assert first.missing == ("缺少关于「行权价格」的资料",) and first.documents == ("员工手册",)
+    assert first.reasons == {"notice": 2, "thumbs_down": 1}
+    assert (second.count, second.examples) == (1, ("停车费多少",))
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample handbook, asked about stock options twice and parking once (none of it in the handbook)
+    and about annual leave once (answered from it)."""
+    asks = [("ask", question, "--name", f"gap{number}") for number, question in enumerate(ABSENT)]
+    return prepare_home(
+        tmp_path_factory.mktemp("gaps_home"),
+        ("ingest", str(SAMPLE_KB_DIR), "--dataset", "sample"),
+        *asks,
+        ("ask", "年假有几天?", "--name", "leave"),
+    )
+
+
+async def test_kb_gaps_groups_the_unanswered_topics(home: Path) -> None:
+    """`kb gaps --json`: the two stock-option questions are one topic, parking another, annual leave none;
+    `--dataset` of another dataset leaves nothing, and a bad `--since` is one error line (exit 2)."""
+    env = clean_env(home)
+    done = await asyncio.to_thread(kb, env, "gaps", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["answered"] == 4
+    assert [sorted(gap["examples"]) for gap in report["gaps"]] == [sorted(ABSENT[:2]), [ABSENT[2]]]
+    assert all(gap["reasons"] == {"notice": gap["count"]} and gap["missing"] for gap in report["gaps"])
+    text = await asyncio.to_thread(kb, env, "gaps", "--since", "7d")
+    assert text.stdout.startswith("3 of 4 answered question(s) are gaps, in 2 topic(s):")
+    other = json.loads((await asyncio.to_thread(kb, env, "gaps", "--dataset", "other", "--json")).stdout)
+    assert other["answered"] == 0 and other["gaps"] == []
+    bad = await asyncio.to_thread(kb, env, "gaps", "--since", "last week")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --since takes a duration")
