@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from core import messages
+from core.answering import log_context
 from core.answering.answer import citations, uncertainty_notice
 from core.answering.attribution import attribute
 from core.answering.claims import check_claims
@@ -183,7 +184,12 @@ class Pipeline:
         if isinstance(opened, Failed):
             await emit(opened)
             return
-        record = opened
+        with log_context.bound(record_id=opened.id, conversation_id=opened.conversation_id):
+            await self._run_opened(opened, command, run, emit)
+
+    async def _run_opened(
+        self, record: Record, command: Question, run: RunLedger, emit: Callable[[Progress], Awaitable[None]]
+    ) -> None:
         run.lang = detect_language(record.question)
         await emit(Accepted(record=record))
         try:

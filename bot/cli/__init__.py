@@ -8,7 +8,6 @@ the one error path they all share.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -17,6 +16,7 @@ from typing import Any
 
 from bot.cli.home import prepare_home
 from bot.cli.outcome import run_command
+from bot.logs import configure_logging
 from bot.settings import Settings
 
 Handler = Callable[[argparse.Namespace, Settings], Any]
@@ -100,11 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.argv = argv  # the command as typed: a dataset's writer lock records it
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(verbose=args.verbose)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -113,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def run(parsed: argparse.Namespace, _: object) -> Any:
         settings = Settings()
+        if settings.logs.format != "text":
+            configure_logging(
+                verbose=args.verbose, log_format=settings.logs.format, content=settings.logs.content
+            )
         prepare_home(settings.storage.home)
         return chosen(parsed, settings)
 

@@ -8,7 +8,7 @@ value clamps to (bot.settings.bad_values).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -182,6 +182,15 @@ class RerankSettings(SettingsGroup):
     url: str | None = Field(default=None, validation_alias="KB_RERANK_URL")
     model: str | None = Field(default=None, validation_alias="KB_RERANK_MODEL")
     api_key: str | None = Field(default=None, validation_alias="KB_RERANK_API_KEY")
+
+
+class LogSettings(SettingsGroup):
+    """[logs]: how the log lines look (read once at start)."""
+
+    # text (readable, the default) or json (one object per line, for a log collector)
+    format: Literal["text", "json"] = Field(default="text", validation_alias="KB_LOG_FORMAT")
+    # JSON lines carry the logged values (which may quote questions or documents) only when true
+    content: bool = Field(default=False, validation_alias="KB_LOG_CONTENT")
 
 
 class SlackSettings(SettingsGroup):

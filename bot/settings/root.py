@@ -21,6 +21,7 @@ from bot.settings.groups import (
     ContextSettings,
     EmbeddingSettings,
     IngestSettings,
+    LogSettings,
     ModelSettings,
     RerankSettings,
     SearchSettings,
@@ -47,6 +48,7 @@ class Settings(BaseSettings):
     classifier: ClassifierSettings = Field(default_factory=ClassifierSettings)
     rerank: RerankSettings = Field(default_factory=RerankSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    logs: LogSettings = Field(default_factory=LogSettings)
     channels: dict[str, ChannelConfig] = Field(default_factory=dict)
 
     @classmethod

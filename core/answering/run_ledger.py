@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
 from core.models import ContextStats, Usage
 from core.record import Phase, PhaseTimings, RecordDetails
 from core.trace import RetrievalTrace
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -26,9 +29,11 @@ class RunLedger:
     answer_error: str = ""
 
     def lap(self, phase: Phase, since: float) -> float:
-        """Record the seconds since `since` as the phase's time; returns now."""
+        """Record the seconds since `since` as the phase's time, and log it (phase, duration); returns now."""
         now = time.monotonic()
-        self.timings = self.timings.with_phase(phase, round(now - since, 4))
+        seconds = round(now - since, 4)
+        self.timings = self.timings.with_phase(phase, seconds)
+        log.info("phase %s took %.3f s", phase, seconds, extra={"phase": phase, "duration": seconds})
         return now
 
     def charge(self, usage: Usage, calls: int = 1) -> None:
