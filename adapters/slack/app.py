@@ -20,6 +20,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.observability.metrics import SLACK_RATE_LIMITED
 from adapters.slack.answering import Answerer
 from adapters.slack.delivery.ledger import DeliveryLedger, Tracked
 from adapters.slack.delivery.outbox import OutboxOptions
@@ -57,6 +58,17 @@ class SlackOptions:
     appends_per_minute: int = 90  # chat.appendStream budget for the workspace (Tier 4, 100+ per minute)
 
 
+class CountingRateLimitHandler(AsyncRateLimitErrorRetryHandler):
+    """slack_sdk's 429 retry (Retry-After honoured), counting every 429 answer by method for /metrics."""
+
+    async def can_retry_async(self, **kwargs: Any) -> bool:
+        response = kwargs.get("response")
+        if response is not None and response.status_code == 429:
+            method = str(getattr(kwargs.get("request"), "url", "")).rstrip("/").rsplit("/", 1)[-1]
+            SLACK_RATE_LIMITED.labels(method=method or "unknown").inc()
+        return await super().can_retry_async(**kwargs)
+
+
 def build_web_client(
     token: str | None, *, base_url: str | None = None, retries: int = 3, session: Any = None
 ) -> AsyncWebClient:
@@ -67,7 +79,7 @@ def build_web_client(
         session=session,
         retry_handlers=[
             AsyncConnectionErrorRetryHandler(),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=retries),
+            CountingRateLimitHandler(max_retry_count=retries),
         ],
     )
 

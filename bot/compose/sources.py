@@ -16,6 +16,7 @@ from typing import Any
 
 from adapters.knowledge.document_readers import ReadLimits, UnreadableDocument, content_hash, read_document
 from adapters.knowledge.factory import open_knowledge_base, writer_locks
+from adapters.observability.metrics import SYNC_FAILURES, observe_sync
 from adapters.slack.app import build_web_client
 from adapters.sources.confluence_export import read_confluence_export
 from adapters.sources.export_zip import WholeExportFetcher
@@ -231,8 +232,10 @@ async def run_schedule(
                     )
                 except Exception as exc:  # recorded by claimed_sync; the other sources still sync
                     say(f"kb serve: source {state.spec.name}: sync failed ({type(exc).__name__})")
+                    SYNC_FAILURES.labels(source=state.spec.name).inc()
                     continue
                 if report is not None:
+                    observe_sync(report)
                     say(f"kb serve: source {state.spec.name}: {report.line()}")
             await asyncio.sleep(seconds_until_next(await registry.list_sources(), clock()))
     finally:

@@ -204,5 +204,7 @@ class SlackSettings(SettingsGroup):
     streaming: StreamingMode = Field(default="auto", validation_alias="KB_SLACK_STREAMING")
     # answer questions interrupted by a stopped instance again, once (false: "please ask again")
     resume_interrupted: bool = Field(default=True, validation_alias="KB_RESUME_INTERRUPTED")
+    # Socket Mode: serve GET /metrics on this port (0: not at all; HTTP mode serves it beside /slack/events)
+    metrics_port: int = Field(default=0, validation_alias="KB_METRICS_PORT", ge=0, le=65535)
     # seconds a pending question's lock must stay free before it is swept
     pending_grace: float = Field(default=60.0, validation_alias="KB_PENDING_GRACE", ge=5.0, le=3600.0)

@@ -142,7 +142,8 @@ async def test_http_mode_serves_healthz_and_signed_events_until_stopped() -> Non
 
 
 async def test_socket_mode_receives_an_event_over_the_websocket_and_answers() -> None:
-    """With SLACK_APP_TOKEN set, the bot connects over Socket Mode, acks the envelope and answers."""
+    """With SLACK_APP_TOKEN set, the bot connects over Socket Mode, acks the envelope and answers, and serves
+    /metrics on KB_METRICS_PORT."""
     mock = await MockSlackApi().start()
     mock.socket_envelopes.append(
         {
@@ -163,9 +164,14 @@ async def test_socket_mode_receives_an_event_over_the_websocket_and_answers() ->
             },
         }
     )
-    stop = asyncio.Event()
+    stop, metrics_port = asyncio.Event(), _free_port()
     settings = Settings(
-        slack={"bot_token": "xoxb-test", "app_token": "xapp-test", "api_url": mock.url},
+        slack={
+            "bot_token": "xoxb-test",
+            "app_token": "xapp-test",
+            "api_url": mock.url,
+            "metrics_port": metrics_port,
+        },
         channels={"default": ChannelConfig(datasets=["docs"])},
     )
     pipeline = FakePipeline()
@@ -183,6 +189,11 @@ async def test_socket_mode_receives_an_event_over_the_websocket_and_answers() ->
             within=10,
         )
         assert {"envelope_id": "env-1"} in [{"envelope_id": a.get("envelope_id")} for a in mock.socket_acks]
+        async with (  # KB_METRICS_PORT: /metrics served in Socket Mode too
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{metrics_port}/metrics") as response,
+        ):
+            assert response.status == 200 and "kb_questions_total" in await response.text()
     finally:
         stop.set()
         assert await asyncio.wait_for(server, 10) == 0

@@ -18,9 +18,10 @@ from slack_sdk.errors import SlackApiError
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
 from adapters.slack.delivery.ledger import DeliveryLedger
 from adapters.slack.delivery.slack_errors import error_code
+from adapters.slack.measured import MeasuredLedger, MeasuredPipeline
 from adapters.slack.pipeline_port import AnswerPipeline, SlackReads
 from adapters.slack.surfaces.catalogue import KnowledgeCatalogue
-from adapters.slack.web import EVENTS_PATH, build_web_app
+from adapters.slack.web import EVENTS_PATH, METRICS_PATH, build_metrics_app, build_web_app
 from bot.cli.knowledge.ingest import read_limits
 from bot.compose.slack import build_slack_bot
 from bot.compose.sources import run_schedule
@@ -177,6 +178,7 @@ async def run_server(
     stop = stop or asyncio.Event()
     _stop_on_signals(stop)
     socket_mode = bool(settings.slack.app_token)
+    pipeline, ledger = MeasuredPipeline(pipeline), MeasuredLedger(ledger)  # /metrics
     async with aiohttp.ClientSession() as session:
         client = build_web_client(settings.slack.bot_token, base_url=settings.slack.api_url, session=session)
         bot = build_slack_bot(
@@ -228,7 +230,15 @@ async def _run_socket_mode(bot: SlackBot, settings: Settings, client: Any, stop:
     handler: Any = AsyncSocketModeHandler(bot.app, app_token=settings.slack.app_token, web_client=client)
     await handler.connect_async()
     print("kb serve: connected in Socket Mode", flush=True)
+    metrics: web.AppRunner | None = None
+    if settings.slack.metrics_port:
+        metrics = web.AppRunner(build_metrics_app())
+        await metrics.setup()
+        await web.TCPSite(metrics, "0.0.0.0", settings.slack.metrics_port).start()
+        print(f"kb serve: metrics on port {settings.slack.metrics_port}{METRICS_PATH}", flush=True)
     await stop.wait()
+    if metrics is not None:
+        await metrics.cleanup()
     await handler.disconnect_async()
     interrupted = await bot.shutdown()
     await handler.close_async()

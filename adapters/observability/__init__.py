@@ -1,0 +1,1 @@
+"""What a running bot exposes about itself: Prometheus metrics."""

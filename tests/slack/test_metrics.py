@@ -1,0 +1,161 @@
+"""`kb serve`'s /metrics: a question through the mock Slack API moves the counters (prometheus_client)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
+from adapters.observability.metrics import exposition, observe_answered
+from adapters.slack.app import SlackOptions
+from adapters.slack.inbound.channel_config import ChannelConfig
+from bot.cli.operations.serve import run_server
+from bot.settings import Settings
+from core.models import RecordStatus
+from core.record import PhaseTimings, Record, RecordDetails, UsageTally
+from core.trace import RetrievalTrace, RoundStep
+from tests.slack.fake_pipeline import FakePipeline
+from tests.slack.harness import SECRET, ledger_for, sign
+from tests.slack.mock_slack_api import MockSlackApi
+
+
+def _value(text: str, name: str, **labels: str) -> float:
+    """A sample's value in a Prometheus text exposition (0 when absent)."""
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return float(sample.value)
+    return 0.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _mention(text: str, ts: str) -> tuple[str, dict[str, str]]:
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": "T1",
+            "event_id": f"Ev{ts}",
+            "event": {
+                "type": "app_mention",
+                "text": f"<@UBOT> {text}",
+                "user": "U1",
+                "ts": ts,
+                "channel": "C7",
+            },
+        }
+    )
+    stamp = int(time.time())
+    headers = {
+        "Content-Type": "application/json",
+        "X-Slack-Request-Timestamp": str(stamp),
+        "X-Slack-Signature": sign(body, timestamp=stamp),
+    }
+    return body, headers
+
+
+async def test_a_question_through_slack_moves_the_counters_scraped_at_metrics() -> None:
+    """HTTP mode: after a mention answered with a notice, GET /metrics shows one more question (route and
+    engine as labels), one more notice, a delivered reply, and the 429 auth.test met at start."""
+    before = exposition().decode()
+    mock = await MockSlackApi().start()
+    mock.throttle("auth.test", times=1, retry_after=1)
+    port, stop, pipeline = _free_port(), asyncio.Event(), FakePipeline()
+    pipeline.script("counted?", notice="注意：缺少关于「停车费」的资料，以上结论仅供参考。")
+    settings = Settings(
+        slack={"bot_token": "xoxb-test", "signing_secret": SECRET, "api_url": mock.url},
+        channels={"default": ChannelConfig(datasets=["docs"])},
+    )
+    server = asyncio.create_task(
+        run_server(
+            settings,
+            pipeline,
+            reads=pipeline.store,
+            ledger=ledger_for(pipeline.store),
+            port=port,
+            host="127.0.0.1",
+            options=SlackOptions(min_edit_interval=0.05),
+            stop=stop,
+        )
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            for _ in range(200):
+                try:
+                    async with http.get(f"{base}/healthz") as response:
+                        if response.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            body, headers = _mention("counted?", "1700.000100")
+            async with http.post(f"{base}/slack/events", data=body, headers=headers) as response:
+                assert response.status == 200
+            await mock.wait_for(
+                lambda: "停车费" in "".join(m.block_text() for m in mock.thread("C7", "1700.000100"))
+            )
+            for _ in range(100):  # the delivered state is saved just after the final message
+                async with http.get(f"{base}/metrics") as response:
+                    assert response.status == 200 and response.content_type == "text/plain"
+                    after = await response.text()
+                if _value(after, "kb_deliveries_total", state="delivered") > _value(
+                    before, "kb_deliveries_total", state="delivered"
+                ):
+                    break
+                await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(server, 10) == 0
+        await mock.close()
+    labels = {"route": "single", "engine": "fake", "outcome": "answered"}
+    assert _value(after, "kb_questions_total", **labels) == _value(before, "kb_questions_total", **labels) + 1
+    assert _value(after, "kb_uncertainty_notices_total") == _value(before, "kb_uncertainty_notices_total") + 1
+    delivered = _value(after, "kb_deliveries_total", state="delivered")
+    assert delivered > _value(before, "kb_deliveries_total", state="delivered")
+    limited = _value(after, "kb_slack_rate_limited_total", method="auth.test")
+    assert limited == _value(before, "kb_slack_rate_limited_total", method="auth.test") + 1
+
+
+def test_an_answered_record_feeds_the_phase_histograms_rounds_model_calls_and_fallbacks() -> None:
+    """Every phase a record reached is observed once; its rounds, model calls, a failed answer model and the
+    extractive fallback that answered instead are counted."""
+    record = Record(
+        id=1,
+        conversation_id="c",
+        question="q",
+        status=RecordStatus.ANSWERED,
+        answer="a",
+        details=RecordDetails(
+            engine="extractive",
+            answer_error="model_unavailable: down",
+            usage=UsageTally(model_calls=3),
+            timings=PhaseTimings(context=0.01, retrieval=0.4, generation=1.5, total=2.0),
+            trace=RetrievalTrace(mode="multi", rounds=(RoundStep(1), RoundStep(2))),
+        ),
+    )
+    before = exposition().decode()
+    observe_answered(record)
+    after = exposition().decode()
+
+    def moved(name: str, **labels: str) -> float:
+        return _value(after, name, **labels) - _value(before, name, **labels)
+
+    assert [moved("kb_question_phase_seconds_count", phase=p) for p in ("context", "rewrite", "total")] == [
+        1,
+        0,
+        1,
+    ]
+    assert moved("kb_question_phase_seconds_sum", phase="generation") == 1.5
+    assert moved("kb_retrieval_rounds_count") == 1 and moved("kb_retrieval_rounds_sum") == 2
+    assert moved("kb_model_calls_total") == 3
+    assert moved("kb_model_errors_total", role="answer", code="model_unavailable") == 1
+    assert moved("kb_fallbacks_total", role="answer") == 1
+    assert moved("kb_questions_total", route="multi", engine="extractive", outcome="answered") == 1
