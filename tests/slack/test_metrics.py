@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import socket
-import time
 
-import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.observability.metrics import exposition, observe_answered
-from adapters.slack.app import SlackOptions
 from adapters.slack.inbound.channel_config import ChannelConfig
-from bot.cli.operations.serve import run_server
 from bot.settings import Settings
 from core.models import RecordStatus
 from core.record import PhaseTimings, Record, RecordDetails, UsageTally
 from core.trace import RetrievalTrace, RoundStep
 from tests.slack.fake_pipeline import FakePipeline
-from tests.slack.harness import SECRET, ledger_for, sign
+from tests.slack.harness import SECRET
 from tests.slack.mock_slack_api import MockSlackApi
+from tests.slack.serve_support import http_mode, signed_mention
 
 
 def _value(text: str, name: str, **labels: str) -> float:
@@ -32,71 +27,21 @@ def _value(text: str, name: str, **labels: str) -> float:
     return 0.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _mention(text: str, ts: str) -> tuple[str, dict[str, str]]:
-    body = json.dumps(
-        {
-            "type": "event_callback",
-            "team_id": "T1",
-            "event_id": f"Ev{ts}",
-            "event": {
-                "type": "app_mention",
-                "text": f"<@UBOT> {text}",
-                "user": "U1",
-                "ts": ts,
-                "channel": "C7",
-            },
-        }
-    )
-    stamp = int(time.time())
-    headers = {
-        "Content-Type": "application/json",
-        "X-Slack-Request-Timestamp": str(stamp),
-        "X-Slack-Signature": sign(body, timestamp=stamp),
-    }
-    return body, headers
-
-
 async def test_a_question_through_slack_moves_the_counters_scraped_at_metrics() -> None:
     """HTTP mode: after a mention answered with a notice, GET /metrics shows one more question (route and
     engine as labels), one more notice, a delivered reply, and the 429 auth.test met at start."""
     before = exposition().decode()
     mock = await MockSlackApi().start()
     mock.throttle("auth.test", times=1, retry_after=1)
-    port, stop, pipeline = _free_port(), asyncio.Event(), FakePipeline()
+    pipeline = FakePipeline()
     pipeline.script("counted?", notice="注意：缺少关于「停车费」的资料，以上结论仅供参考。")
     settings = Settings(
         slack={"bot_token": "xoxb-test", "signing_secret": SECRET, "api_url": mock.url},
         channels={"default": ChannelConfig(datasets=["docs"])},
     )
-    server = asyncio.create_task(
-        run_server(
-            settings,
-            pipeline,
-            reads=pipeline.store,
-            ledger=ledger_for(pipeline.store),
-            port=port,
-            host="127.0.0.1",
-            options=SlackOptions(min_edit_interval=0.05),
-            stop=stop,
-        )
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        async with aiohttp.ClientSession() as http:
-            for _ in range(200):
-                try:
-                    async with http.get(f"{base}/healthz") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    await asyncio.sleep(0.05)
-            body, headers = _mention("counted?", "1700.000100")
+        async with http_mode(settings, pipeline) as (http, base):
+            body, headers = signed_mention("counted?", ts="1700.000100", channel="C7")
             async with http.post(f"{base}/slack/events", data=body, headers=headers) as response:
                 assert response.status == 200
             await mock.wait_for(
@@ -112,8 +57,6 @@ async def test_a_question_through_slack_moves_the_counters_scraped_at_metrics() 
                     break
                 await asyncio.sleep(0.05)
     finally:
-        stop.set()
-        assert await asyncio.wait_for(server, 10) == 0
         await mock.close()
     labels = {"route": "single", "engine": "fake", "outcome": "answered"}
     assert _value(after, "kb_questions_total", **labels) == _value(before, "kb_questions_total", **labels) + 1

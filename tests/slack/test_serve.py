@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import socket
-import time
 from typing import Any
 
 import aiohttp
@@ -19,15 +16,9 @@ from bot.settings import Settings
 from core.errors import KnowledgeBaseError
 from core.messages import phrase
 from tests.slack.fake_pipeline import FakePipeline
-from tests.slack.harness import SECRET, ledger_for, sign
+from tests.slack.harness import SECRET, ledger_for
 from tests.slack.mock_slack_api import MockSlackApi
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
+from tests.slack.serve_support import free_port, http_mode, signed_mention
 
 ARGS = argparse.Namespace(port=3000, host="127.0.0.1")
 
@@ -70,7 +61,7 @@ async def test_a_rejected_token_is_reported_at_start(capsys: pytest.CaptureFixtu
             slack={"bot_token": "xoxb-invalid", "signing_secret": SECRET, "api_url": mock.url}
         )
         pipeline = FakePipeline()
-        served = run_server(settings, pipeline, **_reads(pipeline), port=_free_port(), host="127.0.0.1")
+        served = run_server(settings, pipeline, **_reads(pipeline), port=free_port(), host="127.0.0.1")
         assert await served == 2
     finally:
         await mock.close()
@@ -80,52 +71,14 @@ async def test_a_rejected_token_is_reported_at_start(capsys: pytest.CaptureFixtu
 async def test_http_mode_serves_healthz_and_signed_events_until_stopped() -> None:
     """run_server answers /healthz, verifies signatures, answers an event, and stops cleanly."""
     mock = await MockSlackApi().start()
-    port, stop, pipeline = _free_port(), asyncio.Event(), FakePipeline()
+    pipeline = FakePipeline()
     settings = Settings(
         slack={"bot_token": "xoxb-test", "signing_secret": SECRET, "api_url": mock.url},
         channels={"default": ChannelConfig(datasets=["docs"])},
     )
-    server = asyncio.create_task(
-        run_server(
-            settings,
-            pipeline,
-            **_reads(pipeline),
-            port=port,
-            host="127.0.0.1",
-            options=SlackOptions(min_edit_interval=0.05),
-            stop=stop,
-        )
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        async with aiohttp.ClientSession() as http:
-            for _ in range(100):
-                try:
-                    async with http.get(f"{base}/healthz") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    await asyncio.sleep(0.05)
-            body = json.dumps(
-                {
-                    "type": "event_callback",
-                    "team_id": "T1",
-                    "event_id": "Ev1",
-                    "event": {
-                        "type": "app_mention",
-                        "text": "<@UBOT> hello?",
-                        "user": "U1",
-                        "ts": "1500.000100",
-                        "channel": "C5",
-                    },
-                }
-            )
-            stamp = int(time.time())
-            headers = {
-                "Content-Type": "application/json",
-                "X-Slack-Request-Timestamp": str(stamp),
-                "X-Slack-Signature": sign(body, timestamp=stamp),
-            }
+        async with http_mode(settings, pipeline) as (http, base):
+            body, headers = signed_mention("hello?", ts="1500.000100", channel="C5")
             async with http.post(f"{base}/slack/events", data=body, headers=headers) as response:
                 assert response.status == 200
             await mock.wait_for(
@@ -135,8 +88,6 @@ async def test_http_mode_serves_healthz_and_signed_events_until_stopped() -> Non
                 )
             )
     finally:
-        stop.set()
-        assert await asyncio.wait_for(server, 10) == 0
         await mock.close()
     assert mock.violations == []
 
@@ -164,7 +115,7 @@ async def test_socket_mode_receives_an_event_over_the_websocket_and_answers() ->
             },
         }
     )
-    stop, metrics_port = asyncio.Event(), _free_port()
+    stop, metrics_port = asyncio.Event(), free_port()
     settings = Settings(
         slack={
             "bot_token": "xoxb-test",
