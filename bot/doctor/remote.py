@@ -15,6 +15,7 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONObject, ResponseFormatJSONSchema
 
+from adapters.models.chat_request import ChatRequest
 from adapters.models.classifier_client import HttpComplexityClassifier
 from adapters.models.error_mapping import describe
 from adapters.models.openai_chat import rejects_response_format
@@ -23,21 +24,16 @@ from adapters.slack.app import build_web_client
 from adapters.slack.manifest_scopes import BOT_SCOPES
 from bot.doctor.report import Check
 from bot.settings import Settings
+from core.answering.prompts import PROBE_SCHEMA, probe_messages
 
 PROBE_TIMEOUT = 15.0  # seconds a model request may take before the endpoint counts as not answering
-_PROBE_SCHEMA = {
-    "type": "object",
-    "properties": {"ok": {"type": "boolean"}},
-    "required": ["ok"],
-    "additionalProperties": False,
-}
 _JSON_FORMATS: tuple[tuple[str, ResponseFormatJSONSchema | ResponseFormatJSONObject], ...] = (
-    ("json_schema", {"type": "json_schema", "json_schema": {"name": "probe", "schema": _PROBE_SCHEMA}}),
+    ("json_schema", {"type": "json_schema", "json_schema": {"name": "probe", "schema": PROBE_SCHEMA}}),
     ("json_object", {"type": "json_object"}),
 )
-_PROBE: list[ChatCompletionMessageParam] = [
-    {"role": "user", "content": 'Reply with the JSON object {"ok": true}.'}
-]
+_PROBE: list[ChatCompletionMessageParam] = ChatRequest(probe_messages(), 2, 0.0, "kb doctor").wire_messages(
+    None
+)
 
 
 async def check_model(settings: Settings) -> list[Check]:
