@@ -45,7 +45,7 @@ async def check_model(settings: Settings) -> list[Check]:
             fix = "name the model, or unset OPENAI_BASE_URL / OPENAI_API_KEY to use the offline engine on purpose"
             return [Check.failed("model endpoint", f"{why}: answers use the offline extractive engine", fix)]
         return [Check.skipped("model endpoint", f"{why}: answers use the offline extractive engine")]
-    base_url = model.base_url or ""
+    base_url = model.base_url or "https://api.openai.com/v1"  # the SDK's own default for an API key alone
     client = openai.AsyncOpenAI(
         base_url=base_url,
         api_key=model.api_key or PLACEHOLDER_API_KEY,
