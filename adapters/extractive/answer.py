@@ -21,7 +21,6 @@ from adapters.extractive.judging.assess import (
     DEFAULT_COVERAGE_THRESHOLD,
     hit_text,
     judge_parts,
-    lacks_something,
 )
 from adapters.extractive.judging.support import PartSupport
 from adapters.extractive.language.quantities import answers_asked_quantity
@@ -208,12 +207,10 @@ def supported_sentences(
     return sorted(chosen, key=lambda s: (order.get(s.source - 1, len(order)), s.source, s.position))
 
 
-def partly_supported(
-    support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack]
-) -> PartSupport | None:
-    """An uncovered part that lacks nothing identifiable (judging.assess.lacks_something), as supported by its
-    best paragraph: quoted like a covered part, without the unconfirmed label. None for any other part."""
-    if support.covered or support.anchor is None or lacks_something(support, stacks):
+def partly_supported(support: PartSupport, evidence: Sequence[Hit]) -> PartSupport | None:
+    """An uncovered part that lacks nothing identifiable (PartSupport.lacking), as supported by its best
+    paragraph: quoted like a covered part, without the unconfirmed label. None for any other part."""
+    if support.covered or support.anchor is None or support.lacking:
         return None
     index = next((i for i, hit in enumerate(evidence) if hit is support.anchor), None)
     return None if index is None else replace(support, paragraphs=(index,))
@@ -233,7 +230,6 @@ def answer_pieces(
     by_part = {s.part: s for s in supports}
     parts = question_parts(question)
     candidates = split_sentences(evidence)
-    stacks = [Stack.of(hit_text(hit)) for hit in evidence]
     pieces = [text("extractive.label", lang) + "\n"]
     for part in parts:
         if len(parts) > 1:
@@ -245,7 +241,7 @@ def answer_pieces(
             others = frozenset(
                 index + 1 for other in supports if other is not support for index in other.paragraphs
             ) - {index + 1 for index in support.paragraphs}
-            quoted = support if support.covered else partly_supported(support, evidence, stacks)
+            quoted = support if support.covered else partly_supported(support, evidence)
             chosen = (
                 supported_sentences(quoted, evidence, candidates, meaning, others=others)
                 if quoted is not None

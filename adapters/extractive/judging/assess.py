@@ -165,7 +165,8 @@ def judge_parts(
         return supports
     sentences = meaning.sentences if meaning is not None else split_sentences(evidence)
     prepared = [(sentence, Stack.of(sentence.text)) for sentence in sentences]  # once for every part
-    return [_by_the_asking_clause(s, evidence, prepared) for s in supports]
+    judged = [_by_the_asking_clause(s, evidence, prepared) for s in supports]
+    return [replace(s, lacking=lacks_something(s, stacks)) if not s.covered else s for s in judged]
 
 
 def lacks_something(support: PartSupport, stacks: Sequence[Stack]) -> bool:
@@ -198,8 +199,7 @@ def assess_evidence(
     gaps = [s for s in supports if not s.covered or not evidence]
     queries = pick([choices(s, question) for s in gaps], searched)
     notes = [note(s, lang) for s in gaps]
-    stacks = [Stack.of(hit_text(hit)) for hit in evidence]
-    partial = bool(evidence) and not any(lacks_something(s, stacks) for s in gaps)
+    partial = bool(evidence) and not any(s.lacking for s in gaps)
     return Assessment(
         sufficient=False,
         missing=text("gap.separator", lang).join(notes),

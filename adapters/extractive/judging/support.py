@@ -73,6 +73,7 @@ class PartSupport:
     hop: int | None = None  # the linked paragraph of a bridge hop, when the part needed one
     quoted: tuple[Sentence, ...] = ()  # sentences that support the part by meaning (language/semantic.py)
     unreached: bool = False  # the anchor's best bridge entity: no paragraph about it, none other naming it
+    lacking: bool = False  # uncovered and lacking something identifiable (judging.assess.lacks_something)
 
     @property
     def part(self) -> str:
