@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.store.database import Database
+from adapters.store.rows import dump_json
 from adapters.store.schema import MIGRATIONS
 from core.errors import InvalidInput
 from core.messages import phrase
@@ -162,8 +163,7 @@ async def import_rows(database: Database, rows: list[tuple[Table, dict[str, Any]
             columns = list(row)
             marks = [dialect.json_param if column in table.json_columns else "?" for column in columns]
             values = [
-                json.dumps(row[column], ensure_ascii=False) if column in table.json_columns else row[column]
-                for column in columns
+                dump_json(row[column]) if column in table.json_columns else row[column] for column in columns
             ]
             await transaction.fetch(
                 f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})", values
