@@ -1,9 +1,10 @@
 """The bot's Prometheus metrics (prometheus_client), on one registry that `kb serve` exposes at /metrics.
 
 Questions are measured from the finished record (what the pipeline already keeps: route, engine, phase
-timings, model calls, notice, failure code) by MeasuredPipeline; deliveries from the states the delivery
-ledger saves (MeasuredLedger); Slack's 429s by the Web API client's retry handler; synced documents by
-the schedule's reports. Every metric is listed in README (Operations). The registry is this process's:
+timings, rounds, fallbacks, notice, failure code) and the time to the first answer text, by MeasuredPipeline;
+model calls by role and status by MeasuredEngine; delivery state changes and the time to delivered by
+MeasuredLedger; Slack's 429s by the Web API client's retry handler; synced documents and chunks by the
+schedule's reports. Every metric is listed in README (Operations). The registry is this process's:
 kb serve is one process (its ingest workers report through it).
 """
 
@@ -27,7 +28,8 @@ QUESTIONS = Counter(
 )
 PHASE_SECONDS = Histogram(
     "kb_question_phase_seconds",
-    "Seconds per phase of answering (context, rewrite, retrieval, generation, claims, total)",
+    "Seconds per phase of answering (context, rewrite, retrieval, generation, claims, total), to the first "
+    "answer text (first_token) and from the reply's first state to delivered (delivery)",
     ["phase"],
     buckets=_PHASE_BUCKETS,
     registry=REGISTRY,
@@ -35,9 +37,17 @@ PHASE_SECONDS = Histogram(
 ROUNDS = Histogram(
     "kb_retrieval_rounds", "Retrieval rounds per question", buckets=(1, 2, 3, 4, 5, 6), registry=REGISTRY
 )
-MODEL_CALLS = Counter("kb_model_calls", "Model calls made while answering", registry=REGISTRY)
-MODEL_ERRORS = Counter(
-    "kb_model_errors", "Model calls that failed, by role and error code", ["role", "code"], registry=REGISTRY
+MODEL_CALLS = Counter(
+    "kb_model_calls",
+    "Model role calls (rewrite, assess, summary, vote, answer) by status (ok, or the error's code)",
+    ["role", "status"],
+    registry=REGISTRY,
+)
+MODEL_FIRST_TOKEN = Histogram(
+    "kb_model_first_token_seconds",
+    "Seconds from an answer call to the model's first streamed text",
+    buckets=_PHASE_BUCKETS,
+    registry=REGISTRY,
 )
 FALLBACKS = Counter(
     "kb_fallbacks",
@@ -56,7 +66,7 @@ FAILURES = Counter(
 )
 DELIVERIES = Counter(
     "kb_deliveries",
-    "Delivery states saved (pending, placeholder, delivered, failed)",
+    "Deliveries entering a state (pending, placeholder, delivered, failed)",
     ["state"],
     registry=REGISTRY,
 )
@@ -69,18 +79,19 @@ SYNCED_DOCUMENTS = Counter(
     ["source", "change"],
     registry=REGISTRY,
 )
+SYNCED_CHUNKS = Counter(
+    "kb_synced_chunks",
+    "Chunks scheduled source syncs wrote (added) or deleted (removed)",
+    ["source", "change"],
+    registry=REGISTRY,
+)
 SYNC_FAILURES = Counter(
     "kb_sync_failures", "Scheduled source syncs that failed", ["source"], registry=REGISTRY
 )
 
 
-def _code(error: str) -> str:
-    """The code of a stored "code: message" error."""
-    return error.split(":", 1)[0].strip() or "error"
-
-
 def observe_answered(record: Record) -> None:
-    """An answered record: its route, engine, phases, rounds, model calls, errors, fallbacks and notice."""
+    """An answered record: its route, engine, phases, rounds, fallbacks and notice."""
     details = record.details
     trace = details.trace
     route = trace.mode if trace is not None else "none"
@@ -94,16 +105,12 @@ def observe_answered(record: Record) -> None:
                 PHASE_SECONDS.labels(phase=phase).observe(seconds)
     if trace is not None and trace.rounds:
         ROUNDS.observe(len(trace.rounds))
-    if details.usage is not None and details.usage.model_calls:
-        MODEL_CALLS.inc(details.usage.model_calls)
     for role, error, fallback in (
         ("rewrite", details.rewrite_error, details.rewrite_engine),
         ("answer", details.answer_error, engine if engine.startswith("extractive") else ""),
     ):
-        if error:
-            MODEL_ERRORS.labels(role=role, code=_code(error)).inc()
-            if fallback:
-                FALLBACKS.labels(role=role).inc()
+        if error and fallback:
+            FALLBACKS.labels(role=role).inc()
     if details.notice:
         NOTICES.inc()
 
@@ -125,6 +132,9 @@ def observe_sync(report: SyncReport) -> None:
     for change, count in (("added", report.added), ("changed", report.changed), ("removed", report.removed)):
         if count:
             SYNCED_DOCUMENTS.labels(source=report.source, change=change).inc(count)
+    for change, count in (("added", report.chunks_added), ("removed", report.chunks_removed)):
+        if count:
+            SYNCED_CHUNKS.labels(source=report.source, change=change).inc(count)
 
 
 def exposition() -> bytes:

@@ -72,6 +72,8 @@ class SyncReport:
     removed: int = 0
     skipped: tuple[tuple[str, str], ...] = ()
     error: str = ""
+    chunks_added: int = 0
+    chunks_removed: int = 0
 
     @property
     def ok(self) -> bool:
@@ -97,6 +99,8 @@ class SyncReport:
             "removed": self.removed,
             "skipped": [list(item) for item in self.skipped],
             "error": self.error,
+            "chunks_added": self.chunks_added,
+            "chunks_removed": self.chunks_removed,
         }
         return json.dumps(fields, ensure_ascii=False)
 
@@ -113,6 +117,8 @@ class SyncReport:
             removed=int(data.get("removed", 0)),
             skipped=tuple((str(a), str(b)) for a, b in data.get("skipped", [])),
             error=str(data.get("error", "")),
+            chunks_added=int(data.get("chunks_added", 0)),
+            chunks_removed=int(data.get("chunks_removed", 0)),
         )
 
 

@@ -74,6 +74,8 @@ async def sync_source(
         unchanged=summary.unchanged,
         removed=removed + summary.removed,
         skipped=tuple(skipped),
+        chunks_added=summary.chunks_added,
+        chunks_removed=summary.chunks_removed,
     )
     return report, versions
 

@@ -15,6 +15,8 @@ import aiohttp
 from aiohttp import web
 from slack_sdk.errors import SlackApiError
 
+from adapters.extractive import ExtractiveEngine
+from adapters.observability.measured_engine import MeasuredEngine
 from adapters.slack.app import SlackBot, SlackOptions, build_web_client
 from adapters.slack.delivery.ledger import DeliveryLedger
 from adapters.slack.delivery.slack_errors import error_code
@@ -27,6 +29,7 @@ from bot.compose.slack import build_slack_bot
 from bot.compose.sources import run_schedule
 from bot.settings import Settings
 from core.errors import KbError
+from core.ports import Engine
 from core.sources.models import SourceState
 
 DEFAULT_PORT = 3000
@@ -62,6 +65,11 @@ def missing_setting(settings: Settings) -> str | None:
     return None
 
 
+def measured(engine: Engine) -> Engine:
+    """The engine with its model calls measured for /metrics (the offline engine makes none)."""
+    return engine if isinstance(engine, ExtractiveEngine) else MeasuredEngine(engine)
+
+
 async def serve(args: argparse.Namespace, settings: Settings) -> int:
     """The `kb serve` handler: check settings, build the services, run until SIGINT/SIGTERM."""
     problem = missing_setting(settings)
@@ -70,7 +78,7 @@ async def serve(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     from bot.compose import build_services  # the composition root owns the pipeline
 
-    async with build_services(settings) as services:
+    async with build_services(settings, wrap_engine=measured) as services:
         warming = asyncio.create_task(warm_up_knowledge(services.kb))
         registry = services.sources
         assert registry is not None  # build_services always builds it
