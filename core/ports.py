@@ -231,6 +231,11 @@ class RecordReader(Protocol):
         """Records left pending (e.g. by a crash)."""
         ...
 
+    async def answered_since(self, since: float, *, limit: int = 10000) -> list[Record]:
+        """Answered records of every conversation created at or after `since` (epoch seconds), newest
+        first, at most `limit` (what `kb gaps` reads)."""
+        ...
+
 
 class Records(RecordReader, Protocol):
     """The records role: one question's record from opening to its end. Only core writes through it."""

@@ -400,6 +400,11 @@ class InMemoryConversationStore:
             r for r in sorted(self.records.values(), key=lambda r: r.id) if r.status == RecordStatus.PENDING
         ]
 
+    async def answered_since(self, since: float, *, limit: int = 10000) -> list[Record]:
+        newest_first = sorted(self.records.values(), key=lambda r: -r.id)
+        chosen = [r for r in newest_first if r.status == RecordStatus.ANSWERED and r.created_at >= since]
+        return chosen[: max(0, limit)]
+
     async def read_context(self, conversation_id: str) -> ContextSnapshot:
         return self.contexts.get(conversation_id, ContextSnapshot())
 

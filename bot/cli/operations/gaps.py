@@ -3,7 +3,8 @@
 Reads the answered records of the conversation store (since a time, in some datasets), keeps the gaps
 (core.insights.gaps), embeds their questions with the offline encoder in a worker thread and groups them
 by topic: per group the count, example questions, the parts judged missing and the documents its answers
-cited. Text by default, `--json` for machines.
+cited (core.insights.finder, shared with the App Home). Text by default, `--json` for machines, `--html`
+for a self-contained page.
 """
 
 from __future__ import annotations
@@ -13,14 +14,16 @@ import asyncio
 import datetime as dt
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from adapters.embedders.local import LocalEmbedder
 from adapters.store.backends import open_store
 from bot.cli.knowledge.sources import parse_every
+from bot.insights.gaps_html import headline, render_gaps_html
 from bot.settings import Settings
 from core.errors import InvalidInput
-from core.insights.gaps import Gap, gap_reasons, group_by_topic, searched_datasets, summarise_gaps, topic_text
+from core.insights.finder import GapReport, find_gaps
 from core.messages import phrase
 
 DEFAULT_SINCE = "30d"
@@ -42,6 +45,9 @@ def register(commands: Any) -> None:
         "--dataset", action="append", default=[], help="only questions searched in it (repeatable)"
     )
     parser.add_argument("--json", action="store_true", help="print the groups as JSON")
+    parser.add_argument(
+        "--html", dest="html_path", metavar="FILE", help="also write a self-contained HTML page"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -57,13 +63,17 @@ def parse_since(text: str, now: float) -> float:
         raise InvalidInput(phrase("error.gaps_since")) from error
 
 
-def format_gaps(gaps: list[Gap], asked: int) -> str:
+def format_gaps(report: GapReport) -> str:
     """Each group: its count and reasons, examples, what was missing, the documents cited."""
-    if not gaps:
-        return f"no gaps among {asked} answered question(s)"
+    if not report.gaps:
+        return f"no gaps among {report.answered} answered question(s)"
+    gaps = report.gaps
     lines = [
-        f"{sum(g.count for g in gaps)} of {asked} answered question(s) are gaps, in {len(gaps)} topic(s):"
+        f"{sum(g.count for g in gaps)} of {report.answered} answered question(s) are gaps, "
+        f"in {len(gaps)} topic(s):"
     ]
+    if report.truncated:
+        lines.append(f"(only the newest {report.answered} answered questions were read: narrow --since)")
     for number, gap in enumerate(gaps, start=1):
         reasons = ", ".join(f"{name} {count}" for name, count in gap.reasons.items())
         lines.append(f"\n{number}. {gap.count} question(s) ({reasons})")
@@ -75,22 +85,18 @@ def format_gaps(gaps: list[Gap], asked: int) -> str:
 
 
 async def run(args: argparse.Namespace, settings: Settings) -> int:
-    """Print the gaps of the chosen period and datasets."""
+    """Print the gaps of the chosen period and datasets (and write the HTML page when asked)."""
     since = parse_since(args.since, time.time())
-    wanted = {name.strip() for name in args.dataset if name.strip()}
+    wanted = sorted({name.strip() for name in args.dataset if name.strip()})
     async with await open_store(settings.storage.effective_database_url) as store:
-        records = await store.answered_since(since)
-    if wanted:
-        records = [r for r in records if wanted & set(searched_datasets(r))]
-    gaps_found = [r for r in records if gap_reasons(r)]
-    groups: list[list[int]] = []
-    if gaps_found:
-        vectors = await LocalEmbedder().embed_documents([topic_text(r) for r in gaps_found])  # unit length
-        groups = await asyncio.to_thread(group_by_topic, vectors)
-    gaps = summarise_gaps(gaps_found, groups)
+        report = await find_gaps(store, LocalEmbedder(), since=since, datasets=wanted)
     if args.json:
-        payload = {"since": since, "answered": len(records), "gaps": [gap.to_json() for gap in gaps]}
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
-        print(format_gaps(gaps, len(records)))
+        print(format_gaps(report))
+    if args.html_path:
+        page = render_gaps_html(report)
+        await asyncio.to_thread(Path(args.html_path).write_text, page, encoding="utf-8")
+        if not args.json:
+            print(f"written: {args.html_path} ({headline(report)})")
     return 0

@@ -1,0 +1,1 @@
+"""What the bot's own records say about the knowledge base (the `kb gaps` report)."""
