@@ -228,6 +228,17 @@ def chunk_text(document: str | None, meta: dict[str, Any]) -> str:
     return str(text) if text is not None else document or ""
 
 
+def paragraph_texts(handle: DatasetHandle, ids: Sequence[str]) -> dict[str, str]:
+    """The stored text of the paragraphs with these ids (ids the dataset does not hold are left out)."""
+    got = handle.collection.get(ids=list(ids), include=["metadatas", "documents"])
+    documents = got["documents"] or [None] * len(got["ids"])
+    metas = got["metadatas"] or [None] * len(got["ids"])
+    return {
+        str(pid): chunk_text(document, dict(meta or {}))
+        for pid, meta, document in zip(got["ids"], metas, documents, strict=True)
+    }
+
+
 def write_chunks(
     handle: DatasetHandle,
     ids: Sequence[str],

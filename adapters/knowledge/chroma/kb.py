@@ -153,6 +153,13 @@ class ChromaKnowledgeBase(ChromaMaintenance):
 
     # ---------- DocumentIndex ----------
 
+    async def paragraph_texts(self, dataset: str, ids: Sequence[str]) -> dict[str, str]:
+        """The stored text of these paragraphs of a dataset, by id (unknown ids and datasets: left out)."""
+        handle = await self._open(dataset)
+        if handle is None or not ids:
+            return {}
+        return await self._run(cd.paragraph_texts, handle, list(ids), for_dataset=dataset)
+
     async def list_documents(self, dataset: str) -> list[DocumentInfo]:
         """Documents of a dataset ordered by name ([] when the dataset does not exist)."""
         handle = await self._open(dataset)

@@ -6,10 +6,13 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from bot.compose import search_policy
+from bot.cli.operations.gaps import parse_since
+from bot.compose import build_services, search_policy
+from bot.evaluation.from_feedback import feedback_rows
 from bot.evaluation.html_report import render_html
 from bot.evaluation.questions import parse_lines
 from bot.evaluation.report import render_missing, render_table
@@ -27,8 +30,19 @@ def register(commands: Any) -> None:
         "eval",
         help="run a question set (JSONL) through the pipeline and report gold found, citations and notices",
     )
-    parser.add_argument("questions", help="JSONL file: id, type, question, turns, gold, answer_keywords, ...")
-    parser.add_argument("--dataset", action="append", default=[], required=True, help="dataset (repeatable)")
+    parser.add_argument(
+        "questions", nargs="?", help="JSONL file: id, type, question, turns, gold, answer_keywords, ..."
+    )
+    parser.add_argument(
+        "--dataset", action="append", default=[], help="dataset (repeatable; required unless --from-feedback)"
+    )
+    parser.add_argument(
+        "--from-feedback",
+        dest="feedback_path",
+        metavar="FILE",
+        help="instead of running: write the answers rated 👍/👎 (since --since, in --dataset) as a question file",
+    )
+    parser.add_argument("--since", default="90d", help="with --from-feedback: how far back (default 90d)")
     parser.add_argument("--mode", choices=SEARCH_MODES, help="search mode (default: KB_SEARCH_MODE)")
     parser.add_argument(
         "--retrieval-mode", choices=RETRIEVAL_MODES, help="force a route (default: KB_RETRIEVAL_MODE)"
@@ -70,8 +84,29 @@ class _Progress:
         self._bar.close()
 
 
+async def write_feedback_questions(args: argparse.Namespace, settings: Settings) -> int:
+    """`kb eval --from-feedback FILE`: the rated answers as a question file; exit 0, or 2 when unwritable."""
+    since = parse_since(args.since, time.time())
+    async with build_services(settings) as services:
+        rows = await feedback_rows(services.store, services.kb, since=since, datasets=args.dataset)
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    try:
+        await asyncio.to_thread(_write, args.feedback_path, text)
+    except OSError as exc:
+        print(f"error: cannot write {args.feedback_path}: {exc}", file=sys.stderr)
+        return 2
+    up = sum(row["type"] == "feedback_up" for row in rows)
+    print(f"{len(rows)} rated answer(s) written to {args.feedback_path}: {up} 👍, {len(rows) - up} 👎")
+    return 0
+
+
 async def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     """Exit 0 after printing the table; 2 on a missing file, no usable question or an unknown dataset."""
+    if args.feedback_path:
+        return await write_feedback_questions(args, settings)
+    if not args.questions or not args.dataset:
+        print("error: kb eval needs a question file and --dataset (or --from-feedback FILE)", file=sys.stderr)
+        return 2
     path = Path(args.questions)
     try:
         text = await asyncio.to_thread(path.read_text, encoding="utf-8")
