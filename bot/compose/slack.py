@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.embedders.local import LocalEmbedder
 from adapters.slack.answering import Answerer, ReplyOptions
 from adapters.slack.app import SlackBot, SlackOptions, SlackParts, delivery_client
 from adapters.slack.delivery.ledger import DeliveryLedger
@@ -25,6 +26,7 @@ from adapters.slack.surfaces.catalogue import Catalogue, KnowledgeCatalogue
 from adapters.slack.surfaces.home_publisher import HomeTab
 from adapters.slack.surfaces.thread_actions import ThreadActions
 from bot.compose.sources import private_datasets
+from core.insights.finder import RecentGaps
 from core.sources.models import SourceState
 
 
@@ -110,6 +112,7 @@ def build_slack_bot(
             scopes=dict(channel_scopes or {}),
             channel_config=channel_config,
             sources=sources,
+            gaps=RecentGaps(reads, LocalEmbedder()),
         ),
         options=options,
     )

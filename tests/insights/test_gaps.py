@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.sample_kb import SAMPLE_KB_DIR
-from core.insights.finder import find_gaps
+from core.insights.finder import RecentGaps, find_gaps
 from core.insights.gaps import gap_reasons, group_by_topic, summarise_gaps
 from core.models import RecordStatus
 from core.record import CitedSource, Record, RecordDetails, UnsupportedClaim, Verdict
@@ -133,3 +133,17 @@ async def test_find_gaps_reads_the_period_keeps_the_datasets_asked_and_says_when
     assert [gap.examples for gap in docs_only.gaps] == [("期权何时归属", "期权怎么行权")]
     recent = await find_gaps(store, _TopicEmbedder(), since=0.0, limit=2)
     assert (recent.answered, recent.truncated) == (2, True)
+
+
+async def test_recent_gaps_are_found_again_only_after_their_time_to_live() -> None:
+    """RecentGaps keeps its report for `ttl` seconds: a gap recorded meanwhile shows after the TTL passes."""
+    store = InMemoryConversationStore()
+    store.records[1] = _record(1, "期权怎么行权", notice="n")
+    now = [1000.0]
+    recent = RecentGaps(store, _TopicEmbedder(), days=30, ttl=600, clock=lambda: now[0])
+    assert [gap.count for gap in (await recent()).gaps] == [1]
+    store.records[2] = _record(2, "期权何时归属", notice="n")
+    now[0] += 599
+    assert [gap.count for gap in (await recent()).gaps] == [1]
+    now[0] += 1
+    assert [gap.count for gap in (await recent()).gaps] == [2]

@@ -112,7 +112,7 @@ class FakePipeline:
                 rounds=rounds,
                 stop_reason=script.stop_reason,
                 sufficient=script.notice is None,
-                missing="",
+                missing=script.rounds[-1][2] if script.notice and script.rounds else "",
                 run_time=0.01,
                 datasets=self.scopes.get(question.id, ()),
             ),

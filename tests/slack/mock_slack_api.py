@@ -75,6 +75,7 @@ class MockSlackApi(SlackMethods):
         self.channels: dict[str, dict[str, Any]] = {}
         self.members: dict[str, list[str]] = {}
         self.user_names: dict[str, str] = {}
+        self.admins: set[str] = set()  # users.info says is_admin for them
         self.failing: dict[str, str] = {}
         # The scopes auth.test reports in its x-oauth-scopes header, as Slack does (None: no header).
         self.granted_scopes: tuple[str, ...] | None = BOT_SCOPES

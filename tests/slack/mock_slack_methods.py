@@ -54,6 +54,7 @@ class SlackMethods:
     channels: dict[str, dict[str, Any]]
     members: dict[str, list[str]]
     user_names: dict[str, str]
+    admins: set[str]
     members_page_size: int
     home_views: dict[str, dict[str, Any]]
     suggested_prompts: dict[tuple[str, str], dict[str, Any]]
@@ -379,9 +380,15 @@ class SlackMethods:
 
     def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
         user = str(params.get("user"))
-        if user not in self.user_names:
+        if user not in self.user_names and user not in self.admins:
             return {"ok": False, "error": "user_not_found"}
+        name = self.user_names.get(user, user.lower())
         return {
             "ok": True,
-            "user": {"id": user, "name": user.lower(), "profile": {"display_name": self.user_names[user]}},
+            "user": {
+                "id": user,
+                "name": user.lower(),
+                "is_admin": user in self.admins,
+                "profile": {"display_name": name},
+            },
         }

@@ -148,6 +148,30 @@ async def test_the_home_tab_shows_datasets_scopes_help_and_the_last_five_questio
     assert text.index("question number 5") < text.index("question number 1")
 
 
+async def test_admins_see_the_top_gaps_on_the_home_tab_and_members_do_not(slack: SlackHarness) -> None:
+    """Two questions about stock options that ended with a notice are one gap on a workspace admin's Home
+    tab (count, the newest example, what was judged missing), a supported answer is none; a member who
+    opens the tab sees no gaps section (users.info says who is an admin)."""
+    missing = "缺少关于「股票期权」的资料"
+    for question in ("员工股票期权怎么行权?", "股票期权的行权流程是什么?"):
+        slack.pipeline.script(question, notice=f"注意:{missing}", rounds=[("期权", False, missing)])
+    for number, question in enumerate(("员工股票期权怎么行权?", "股票期权的行权流程是什么?", "年假有几天?")):
+        await slack.event(slack.mention(question, ts=f"1302.00000{number}"))
+    await slack.bot.wait_idle(5)
+    slack.mock.admins.add("UADMIN")
+    await slack.event(home_opened(user="UADMIN"))
+    await slack.event(home_opened(user="U1"))
+    await slack.mock.wait_for(lambda: {"UADMIN", "U1"} <= set(slack.mock.home_views))
+    admin = slack.mock.home_views["UADMIN"]
+    assert check_home_view(admin) == []
+    text = json.dumps(admin["blocks"], ensure_ascii=False)
+    assert "What the knowledge base is missing" in text
+    assert "*2×* 股票期权的行权流程是什么?" in text and f"missing: {missing}" in text
+    assert "年假" not in text.split("What the knowledge base is missing")[1].split("Which channels")[0]
+    member = json.dumps(slack.mock.home_views["U1"]["blocks"], ensure_ascii=False)
+    assert "What the knowledge base is missing" not in member
+
+
 async def test_the_home_tab_stays_within_block_kit_limits_for_a_large_workspace() -> None:
     """1,500 datasets and 2,000 configured channels still give a valid view (≤ 100 blocks, sections ≤ 3,000
     characters), saying how many lines were left out; the Messages tab publishes nothing."""

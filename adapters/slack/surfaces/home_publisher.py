@@ -1,4 +1,5 @@
-"""Publishing the App Home tab when someone opens it (app_home_opened → views.publish)."""
+"""Publishing the App Home tab when someone opens it (app_home_opened → views.publish); workspace admins
+(users.info: is_admin or is_owner) also see the top gaps."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from adapters.slack.rendering.final_messages import record_lang
 from adapters.slack.surfaces.catalogue import Catalogue
 from adapters.slack.surfaces.home_view import RECENT_SHOWN, RecentQuestion, home_view
 from core.errors import KbError
+from core.insights.finder import GapReport
+from core.insights.gaps import Gap
 from core.record import Record
 from core.sources.models import SourceState
 
@@ -34,6 +37,7 @@ class HomeTab:
         scopes: Mapping[str, ChannelConfig],
         channel_config: Callable[[str], ChannelConfig],
         sources: Callable[[], Awaitable[Sequence[SourceState]]] | None = None,
+        gaps: Callable[[], Awaitable[GapReport]] | None = None,
     ) -> None:
         self.client = client
         self.reads = reads
@@ -41,6 +45,7 @@ class HomeTab:
         self.scopes = scopes
         self.channel_config = channel_config
         self.sources = sources
+        self.gaps = gaps
 
     async def _permalink(self, record: Record) -> str | None:
         """A link to the question's own message (its event key is "slack:team:channel:ts")."""
@@ -64,6 +69,25 @@ class HomeTab:
             log.warning("the synced sources could not be read for the Home tab: %s", exc)
             return ()
 
+    async def _is_admin(self, user_id: str) -> bool:
+        """Whether Slack says the person administers the workspace (a failed lookup: no)."""
+        try:
+            response = await self.client.users_info(user=user_id)
+        except CALL_ERRORS:
+            return False
+        user = response.get("user") or {}
+        return bool(user.get("is_admin") or user.get("is_owner"))
+
+    async def _gaps_for(self, user_id: str) -> Sequence[Gap] | None:
+        """The top gaps for an admin; None for anyone else (or when they cannot be found)."""
+        if self.gaps is None or not await self._is_admin(user_id):
+            return None
+        try:
+            return (await self.gaps()).gaps
+        except KbError as exc:
+            log.warning("the gaps could not be found for the Home tab: %s", exc)
+            return None
+
     async def publish(self, *, team_id: str, user_id: str) -> None:
         """views.publish the tab for this person (a refusal is logged: the tab keeps its last version)."""
         records = await self.reads.recent_questions(asker(team_id, user_id), limit=RECENT_SHOWN)
@@ -76,6 +100,7 @@ class HomeTab:
             recent=[RecentQuestion(record, link) for record, link in zip(records, links, strict=True)],
             lang=record_lang(records[0]) if records else "en",
             sources=await self._sources(),
+            gaps=await self._gaps_for(user_id),
         )
         try:
             await self.client.views_publish(user_id=user_id, view=view)

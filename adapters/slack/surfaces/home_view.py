@@ -1,4 +1,5 @@
-"""The App Home tab: what the bot can answer, the synced sources' last syncs, which channels search what, how to ask and follow up, the
+"""The App Home tab: what the bot can answer, the synced sources' last syncs, for workspace admins the top
+gaps (what the knowledge base is missing), which channels search what, how to ask and follow up, the
 thread actions, and the person's own recent questions with links (pure; published with views.publish).
 
 Built with slack_sdk's View and block models, which check Slack's limits; long lists are cut to fit the
@@ -26,6 +27,7 @@ from adapters.slack.rendering.blocks import (
 from adapters.slack.rendering.mrkdwn import escape, link
 from adapters.slack.rendering.texts import t
 from adapters.slack.surfaces.catalogue import DatasetSummary
+from core.insights.gaps import Gap
 from core.models import RecordStatus
 from core.record import Record
 from core.sources.models import SourceState
@@ -34,6 +36,8 @@ HOME_CALLBACK = "kb_home"
 RECENT_SHOWN = 5
 QUESTION_SHOWN = 120
 LIST_BLOCKS_MAX = 30  # per list (datasets, channels), so the fixed parts always fit
+GAPS_SHOWN = 5
+GAP_TEXT_SHOWN = 90
 
 
 def _t(key: str, lang: str, **values: object) -> str:
@@ -123,6 +127,25 @@ def _recent(recent: Sequence[RecentQuestion], lang: str) -> list[Block]:
     return _listed(lines, lang)
 
 
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return escape(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+
+
+def _gaps(gaps: Sequence[Gap], lang: str) -> list[Block]:
+    """The most asked gaps: how often, an example question, what was judged missing."""
+    lines = []
+    for gap in gaps[:GAPS_SHOWN]:
+        example = _short(gap.examples[0], GAP_TEXT_SHOWN) if gap.examples else ""
+        line = _t("gap_line", lang, count=gap.count, example=example)
+        if gap.missing:
+            line += _t("gap_missing", lang, missing=_short(gap.missing[0], GAP_TEXT_SHOWN))
+        lines.append(line)
+    if len(gaps) > GAPS_SHOWN:
+        lines.append(_t("more", lang, n=len(gaps) - GAPS_SHOWN))
+    return [*_listed(lines, lang), context(_t("gaps_hint", lang))]
+
+
 def _source_line(state: SourceState, lang: str) -> str:
     spec, last = state.spec, state.last
     names = {"name": escape(spec.name), "kind": escape(spec.kind), "dataset": escape(spec.dataset)}
@@ -151,13 +174,18 @@ def home_view(
     recent: Sequence[RecentQuestion],
     lang: str = "en",
     sources: Sequence[SourceState] = (),
+    gaps: Sequence[Gap] | None = None,
 ) -> dict[str, object]:
-    """The Home tab for one person (a views.publish view); the synced sources' last syncs when there are some."""
+    """The Home tab for one person (a views.publish view); the synced sources' last syncs when there are some,
+    and the top gaps when given (None: the person is not an admin, nothing is shown)."""
     blocks: list[Block] = [header(_t("title", lang)), section(_t("intro", lang)), divider()]
     blocks += [section(_t("datasets", lang)), *_datasets(summaries, lang), divider()]
     if sources:
         lines = [_source_line(state, lang) for state in sources]
         blocks += [section(_t("sources", lang)), *_listed(lines, lang), divider()]
+    if gaps is not None:
+        shown = _gaps(gaps, lang) if gaps else [context(_t("no_gaps", lang))]
+        blocks += [section(_t("gaps", lang)), *shown, divider()]
     blocks += [section(_t("channels", lang)), *_channels(scopes, default_scope, lang), divider()]
     blocks += [section(_t("how", lang)), section(_t("how_text", lang)), divider()]
     blocks += [section(_t("actions", lang)), section(_t("actions_text", lang)), divider()]
