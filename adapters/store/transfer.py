@@ -28,6 +28,7 @@ from core.messages import phrase
 
 FORMAT = "kb-conversations"
 FORMAT_VERSION = 1
+PAGE = 500  # rows read per query, on export (by key) and on import (the rows already there)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ def _plain(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
     return plain
 
 
-async def export_lines(database: Database) -> AsyncIterator[tuple[str, str]]:
+async def export_lines(database: Database, *, page: int = PAGE) -> AsyncIterator[tuple[str, str]]:
     """(table, line): the header line (table ""), then one line per row: {"table": …, "row": {…}}."""
     counts = {}
     for table in TABLES:
@@ -81,10 +82,16 @@ async def export_lines(database: Database) -> AsyncIterator[tuple[str, str]]:
         "tables": counts,
     }
     yield "", json.dumps(header, ensure_ascii=False)
-    for table in TABLES:
-        rows = await database.fetch(f"SELECT * FROM {table.name} ORDER BY {table.key}")
-        for row in rows:
-            yield table.name, json.dumps({"table": table.name, "row": _plain(table, row)}, ensure_ascii=False)
+    for table in TABLES:  # page by key, so a large store is never held in memory at once
+        rows = await database.fetch(f"SELECT * FROM {table.name} ORDER BY {table.key} LIMIT ?", (page,))
+        while rows:
+            for row in rows:
+                plain = _plain(table, row)
+                yield table.name, json.dumps({"table": table.name, "row": plain}, ensure_ascii=False)
+            rows = await database.fetch(
+                f"SELECT * FROM {table.name} WHERE {table.key} > ? ORDER BY {table.key} LIMIT ?",
+                (rows[-1][table.key], page),
+            )
 
 
 def read_lines(lines: Iterable[str]) -> list[tuple[Table, dict[str, Any]]]:
@@ -141,34 +148,57 @@ def _same(table: Table, stored: Mapping[str, Any], given: Mapping[str, Any]) -> 
     return True
 
 
-async def import_rows(database: Database, rows: list[tuple[Table, dict[str, Any]]]) -> ImportReport:
+def _batches(
+    rows: list[tuple[Table, dict[str, Any]]], page: int
+) -> Iterable[tuple[Table, list[dict[str, Any]]]]:
+    """Consecutive rows of one table, at most `page` at a time, in the export's order."""
+    start = 0
+    while start < len(rows):
+        table, end = rows[start][0], start
+        while end < len(rows) and end - start < page and rows[end][0] is table:
+            end += 1
+        yield table, [row for _, row in rows[start:end]]
+        start = end
+
+
+async def _stored(transaction: Database, table: Table, keys: list[Any]) -> dict[str, Mapping[str, Any]]:
+    """The rows already there among these keys, by key (as text: drivers differ on number types)."""
+    marks = ", ".join("?" for _ in keys)
+    found = await transaction.fetch(f"SELECT * FROM {table.name} WHERE {table.key} IN ({marks})", keys)
+    return {str(row[table.key]): row for row in found}
+
+
+async def import_rows(
+    database: Database, rows: list[tuple[Table, dict[str, Any]]], *, page: int = PAGE
+) -> ImportReport:
     """Write the rows in one transaction (see the module docstring); InvalidInput on a conflicting row."""
     report = ImportReport()
     dialect = database.dialect
     async with database.transaction() as transaction:
         known = {table.name: set(await _column_names(transaction, table.name)) for table in TABLES}
         conflicts: list[str] = []
-        for table, given in rows:
-            row = {column: value for column, value in given.items() if column in known[table.name]}
-            row.update(table.reset)
-            stored = await transaction.fetchrow(
-                f"SELECT * FROM {table.name} WHERE {table.key} = ?", (row[table.key],)
-            )
-            if stored is not None:
-                if _same(table, stored, row):
-                    report.present[table.name] = report.present.get(table.name, 0) + 1
-                else:
-                    conflicts.append(f"{table.name} {row[table.key]}")
-                continue
-            columns = list(row)
-            marks = [dialect.json_param if column in table.json_columns else "?" for column in columns]
-            values = [
-                dump_json(row[column]) if column in table.json_columns else row[column] for column in columns
-            ]
-            await transaction.fetch(
-                f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})", values
-            )
-            report.added[table.name] = report.added.get(table.name, 0) + 1
+        for table, batch in _batches(rows, page):
+            already = await _stored(transaction, table, [given[table.key] for given in batch])
+            for given in batch:
+                row = {column: value for column, value in given.items() if column in known[table.name]}
+                row.update(table.reset)
+                stored = already.get(str(row[table.key]))
+                if stored is not None:
+                    if _same(table, stored, row):
+                        report.present[table.name] = report.present.get(table.name, 0) + 1
+                    else:
+                        conflicts.append(f"{table.name} {row[table.key]}")
+                    continue
+                columns = list(row)
+                marks = [dialect.json_param if column in table.json_columns else "?" for column in columns]
+                values = [
+                    dump_json(row[column]) if column in table.json_columns else row[column]
+                    for column in columns
+                ]
+                await transaction.fetch(
+                    f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join(marks)})", values
+                )
+                report.added[table.name] = report.added.get(table.name, 0) + 1
         if conflicts:
             shown = ", ".join(conflicts[:3]) + (" …" if len(conflicts) > 3 else "")
             raise InvalidInput(phrase("error.transfer_conflict", count=len(conflicts), rows=shown))

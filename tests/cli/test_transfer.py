@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from adapters.store.backends import open_store
+from adapters.store.transfer import export_lines, import_rows, read_lines
 from bot.sample_kb import SAMPLE_KB_DIR
+from core.models import ConversationKey, RecordOpening
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema
 from tests.cli.cli_support import clean_env, kb, prepare_home
 
@@ -90,3 +93,29 @@ async def test_a_store_with_another_history_is_refused_and_a_bad_file_is_one_lin
     not_an_export.write_text('{"hello": 1}\n', "utf-8")
     code, _, err = await _kb(other, "import", str(not_an_export))
     assert code == 2 and "not a `kb export` file" in err
+
+
+async def _store_with_conversations(path: Path, count: int) -> None:
+    async with await open_store(f"sqlite:///{path}") as store:
+        for number in range(count):
+            opening = RecordOpening(
+                conversation=ConversationKey("cli", channel_id=f"c{number}"), question=f"q{number}?"
+            )
+            await store.open_record(opening)
+
+
+async def test_export_and_import_page_through_a_store_larger_than_a_page(tmp_path: Path) -> None:
+    """Five conversations moved two rows at a time (real SQLite both ends): every row is exported once, the
+    import adds them all, and importing the same file again finds them all present."""
+    await _store_with_conversations(tmp_path / "a.sqlite3", 5)
+    async with await open_store(f"sqlite:///{tmp_path / 'a.sqlite3'}") as source:
+        lines = [line async for _, line in export_lines(source.database, page=2)]
+    rows = read_lines(lines)
+    assert sorted(table.name for table, _ in rows).count("records") == 5
+    async with await open_store(f"sqlite:///{tmp_path / 'b.sqlite3'}") as target:
+        first = await import_rows(target.database, rows, page=2)
+        again = await import_rows(target.database, rows, page=2)
+        assert first.added == {"conversations": 5, "records": 5} and first.present == {}
+        assert again.present == first.added and again.added == {}
+        assert [r.question for r in await target.answered_since(0.0)] == []  # pending, as they were
+        assert len(await target.pending_records()) == 5
