@@ -45,27 +45,50 @@ def package_version() -> str:
         return "unknown"
 
 
-def _command_modules() -> list[ModuleType]:
-    # Imported lazily so `kb --help` stays fast and one broken group does not hide the others.
+# Each command and the module that registers it, in the order `kb --help` lists them.
+COMMANDS: dict[str, str] = {
+    "ingest": "knowledge.ingest",
+    "search": "knowledge.search",
+    "docs": "knowledge.docs",
+    "datasets": "knowledge.datasets",
+    "sources": "knowledge.sources",
+    "ask": "conversation.ask",
+    "history": "conversation.ask",
+    "trace": "conversation.ask",
+    "chat": "conversation.chat",
+    "eval": "operations.eval",
+    "compact": "conversation.compact",
+    "context": "conversation.compact",
+    "demo": "operations.demo",
+    "serve": "operations.serve",
+    "classifier": "operations.classifier",
+    "doctor": "operations.doctor",
+    "export": "operations.transfer",
+    "import": "operations.transfer",
+    "gaps": "operations.gaps",
+}
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command argv names (its first word that is not an option), when it is one of ours."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def _command_modules(command: str | None = None) -> list[ModuleType]:
+    """The modules registering `command` (every module when None).
+
+    Imported lazily, and only the one a command needs (a command's start costs its own imports, not
+    every command's: `kb ask` does not load Slack's or the model SDK's packages), so `kb --help` stays
+    fast and one broken group does not hide the others.
+    """
     import importlib
 
-    names = [
-        "knowledge.ingest",
-        "knowledge.search",
-        "knowledge.docs",
-        "knowledge.datasets",
-        "knowledge.sources",
-        "conversation.ask",
-        "conversation.chat",
-        "operations.eval",
-        "conversation.compact",
-        "operations.demo",
-        "operations.serve",
-        "operations.classifier",
-        "operations.doctor",
-        "operations.transfer",
-        "operations.gaps",
-    ]
+    names = [COMMANDS[command]] if command is not None else list(dict.fromkeys(COMMANDS.values()))
     modules = []
     for name in names:
         try:
@@ -76,8 +99,9 @@ def _command_modules() -> list[ModuleType]:
     return modules
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser; each command module adds its sub-commands with set_defaults(handler=...)."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of `command` when named; each command module adds its
+    sub-commands with set_defaults(handler=...)."""
     parser = argparse.ArgumentParser(
         prog="kb",
         description="Knowledge-base bot: ingest, search, ask, serve.",
@@ -89,15 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kb {package_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _command_modules():
+    for module in _command_modules(command):
         module.register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `kb` console script."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(chosen_command(argv))
     args = parser.parse_args(argv)
     args.argv = argv  # the command as typed: a dataset's writer lock records it
     configure_logging(verbose=args.verbose)
