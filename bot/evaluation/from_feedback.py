@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Protocol
 
+from bot.evaluation.questions import EvalQuestion, Gold
 from core.models import RecordStatus
 from core.ports import RecordReader
 from core.record import Record
@@ -45,41 +47,33 @@ def gold_passage(text: str) -> str:
     return passage
 
 
-def feedback_row(record: Record, earlier: Sequence[str], texts: Mapping[str, str]) -> dict[str, Any]:
-    """One eval line for a rated record (its verdict decides the kind), earlier questions as its turns."""
+def feedback_question(record: Record, earlier: Sequence[str], texts: Mapping[str, str]) -> EvalQuestion:
+    """The eval question of a rated record (its verdict decides the kind), earlier questions as its turns."""
     verdict = verdict_of(record)
     raters = len(record.details.feedback)
-    row: dict[str, Any] = {
-        "id": f"feedback-{record.id}",
-        "type": f"feedback_{verdict}",
-        "question": record.question,
-    }
-    if earlier:
-        row["turns"] = list(earlier)
-    if verdict == "up":
-        gold: list[dict[str, str]] = []
-        for citation in record.details.citations:
-            passage = gold_passage(texts.get(citation.paragraph_id, ""))
-            item = {"must_contain": passage, "file": citation.document}
-            if passage and item not in gold:
-                gold.append(item)
-        row.update(
-            gold=gold, expect_notice=False, notes=f"👍 ({raters} rating(s)); gold: what its answer cited"
-        )
-    else:
-        row.update(
-            expect_notice=True, notes=f"👎 ({raters} rating(s)): add the paragraphs that answer it as gold"
-        )
-    return row
+    asked = EvalQuestion(
+        f"feedback-{record.id}", f"feedback_{verdict}", record.question, turns=tuple(earlier)
+    )
+    if verdict != "up":
+        notes = f"👎 ({raters} rating(s)): add the paragraphs that answer it as gold"
+        return replace(asked, expect_notice=True, notes=notes)
+    gold: list[Gold] = []
+    for citation in record.details.citations:
+        passage = gold_passage(texts.get(citation.paragraph_id, ""))
+        item = Gold(must_contain=passage, file=citation.document)
+        if passage and item not in gold:
+            gold.append(item)
+    notes = f"👍 ({raters} rating(s)); gold: what its answer cited"
+    return replace(asked, gold=tuple(gold), expect_notice=False, notes=notes)
 
 
-async def feedback_rows(
+async def feedback_questions(
     records: RecordReader, paragraphs: ParagraphTexts, *, since: float, datasets: Sequence[str] = ()
-) -> list[dict[str, Any]]:
+) -> list[EvalQuestion]:
     """Every rated answered record since `since` (searched in one of `datasets`, all when empty), oldest
-    first, as eval lines."""
+    first, as eval questions."""
     wanted = set(datasets)
-    rows = []
+    questions = []
     for record in reversed(await records.answered_since(since)):
         searched = tuple(record.details.trace.datasets or ()) if record.details.trace is not None else ()
         if verdict_of(record) is None or (wanted and not wanted & set(searched)):
@@ -94,5 +88,5 @@ async def feedback_rows(
             missing = [pid for pid in ids if pid not in texts]
             if missing:
                 texts.update(await paragraphs.paragraph_texts(dataset, missing))
-        rows.append(feedback_row(record, earlier, texts))
-    return rows
+        questions.append(feedback_question(record, earlier, texts))
+    return questions

@@ -36,6 +36,31 @@ class EvalQuestion:
     notes: str = ""
     line: int = 0
 
+    def to_json(self) -> dict[str, Any]:  # JSON boundary: one line of a question file
+        """The line `parse_question` reads back as this question (empty fields left out)."""
+        data: dict[str, Any] = {"id": self.id, "type": self.type, "question": self.question}
+        if self.turns:
+            data["turns"] = list(self.turns)
+        if self.gold:
+            data["gold"] = [
+                {
+                    key: value
+                    for key, value in (
+                        ("must_contain", g.must_contain),
+                        ("file", g.file),
+                        ("article", g.article),
+                    )
+                    if value
+                }
+                for g in self.gold
+            ]
+        if self.answer_keywords:
+            data["answer_keywords"] = list(self.answer_keywords)
+        data["expect_notice"] = self.expect_notice
+        if self.notes:
+            data["notes"] = self.notes
+        return data
+
 
 @dataclass(frozen=True, slots=True)
 class BadLine:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bot.evaluation.matching import Paragraph, found_gold, keywords_present, normalise
-from bot.evaluation.questions import Gold, parse_lines
+from bot.evaluation.questions import EvalQuestion, Gold, parse_lines, parse_question
 
 
 def _line(**fields: object) -> str:
@@ -82,3 +82,20 @@ def test_numerals_cn2an_cannot_read_are_kept_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert normalise("预算 千 元") == "预算千元"
+
+
+def test_a_question_written_as_json_reads_back_as_the_same_question() -> None:
+    """EvalQuestion.to_json is the line parse_question reads: every field survives the round trip."""
+    question = EvalQuestion(
+        id="feedback-7",
+        type="feedback_up",
+        question="那病假呢?",
+        gold=(Gold("病假需提供医院证明", file="病假与其他假期.md"), Gold("第二十一条", article="第21条")),
+        turns=("年假有几天?",),
+        answer_keywords=("证明",),
+        expect_notice=False,
+        notes="👍",
+    )
+    assert parse_question(question.to_json(), line=0) == question
+    bare = EvalQuestion(id="q", type="absent", question="停车费?", expect_notice=True)
+    assert parse_question(bare.to_json(), line=0) == bare

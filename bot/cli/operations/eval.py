@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.cli.operations.gaps import parse_since
 from bot.compose import build_services, search_policy
-from bot.evaluation.from_feedback import feedback_rows
+from bot.evaluation.from_feedback import feedback_questions
 from bot.evaluation.html_report import render_html
 from bot.evaluation.questions import parse_lines
 from bot.evaluation.report import render_missing, render_table
@@ -88,14 +88,14 @@ async def write_feedback_questions(args: argparse.Namespace, settings: Settings)
     """`kb eval --from-feedback FILE`: the rated answers as a question file; exit 0, or 2 when unwritable."""
     since = parse_since(args.since, time.time())
     async with build_services(settings) as services:
-        rows = await feedback_rows(services.store, services.kb, since=since, datasets=args.dataset)
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        rows = await feedback_questions(services.store, services.kb, since=since, datasets=args.dataset)
+    text = "".join(json.dumps(row.to_json(), ensure_ascii=False) + "\n" for row in rows)
     try:
         await asyncio.to_thread(_write, args.feedback_path, text)
     except OSError as exc:
         print(f"error: cannot write {args.feedback_path}: {exc}", file=sys.stderr)
         return 2
-    up = sum(row["type"] == "feedback_up" for row in rows)
+    up = sum(row.type == "feedback_up" for row in rows)
     print(f"{len(rows)} rated answer(s) written to {args.feedback_path}: {up} 👍, {len(rows) - up} 👎")
     return 0
 
