@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from typing import Any
 from adapters.knowledge.factory import open_knowledge_base
 from adapters.store.backends import open_store
 from adapters.store.source_registry import SqlSourceRegistry
+from bot.cli.durations import seconds_of
 from bot.cli.knowledge.ingest import read_limits
 from bot.cli.knowledge.ingest_progress import IngestReporter
 from bot.cli.knowledge.writing import add_no_wait, held_for_writing
@@ -37,9 +37,6 @@ from core.errors import InvalidInput, NotFound
 from core.messages import phrase
 from core.sources.models import SOURCE_NAME, SourceSpec, SourceState, SyncReport
 from core.sources.sync import claimed_sync
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd]?)$")
-_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def register(commands: Any) -> None:
@@ -85,11 +82,8 @@ def register(commands: Any) -> None:
 
 def parse_every(text: str) -> float:
     """Seconds between scheduled syncs from "30m", "6h", "1d", "90s" or "0" (by hand only)."""
-    match = _DURATION.match(text.strip().lower())
-    if match is None:
-        raise InvalidInput(phrase("error.source_every"))
-    seconds = float(match.group(1)) * _UNITS[match.group(2)]
-    if 0 < seconds < 60:
+    seconds = seconds_of(text)
+    if seconds is None or 0 < seconds < 60:
         raise InvalidInput(phrase("error.source_every"))
     return seconds
 

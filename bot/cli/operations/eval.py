@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.cli.operations.gaps import parse_since
+from bot.cli.durations import parse_since
 from bot.compose import build_services, search_policy
 from bot.evaluation.from_feedback import feedback_questions
 from bot.evaluation.html_report import render_html

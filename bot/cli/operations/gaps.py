@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
 import json
 import time
 from pathlib import Path
@@ -19,12 +18,10 @@ from typing import Any
 
 from adapters.embedders.local import LocalEmbedder
 from adapters.store.backends import open_store
-from bot.cli.knowledge.sources import parse_every
+from bot.cli.durations import parse_since
 from bot.insights.gaps_html import headline, render_gaps_html
 from bot.settings import Settings
-from core.errors import InvalidInput
 from core.insights.finder import GapReport, find_gaps
-from core.messages import phrase
 
 DEFAULT_SINCE = "30d"
 
@@ -49,18 +46,6 @@ def register(commands: Any) -> None:
         "--html", dest="html_path", metavar="FILE", help="also write a self-contained HTML page"
     )
     parser.set_defaults(handler=run)
-
-
-def parse_since(text: str, now: float) -> float:
-    """Epoch seconds from a duration back from now ("7d") or a date ("2026-12-01", local midnight)."""
-    try:
-        return now - parse_every(text)
-    except InvalidInput:
-        pass
-    try:
-        return dt.datetime.fromisoformat(text.strip()).timestamp()
-    except ValueError as error:
-        raise InvalidInput(phrase("error.gaps_since")) from error
 
 
 def format_gaps(report: GapReport) -> str:
