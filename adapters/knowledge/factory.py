@@ -86,10 +86,14 @@ def writer_locks(settings: Any, *, command: str) -> WriterLocks:
 
 
 class EmbedderRegistry:
-    """Embedders by model name, built once each: the two offline models, or an OpenAI-compatible one."""
+    """Embedders by model name, built once each: the two offline models, or an OpenAI-compatible one.
 
-    def __init__(self, settings: Any) -> None:
+    document_threads: BLAS threads the offline USE model embeds documents with (1 where queries are served;
+    KB_EMBED_THREADS in the commands that ingest)."""
+
+    def __init__(self, settings: Any, *, document_threads: int = 1) -> None:
         self._settings = settings
+        self._document_threads = document_threads
         self._embedders: dict[str, Embedder] = {}
 
     def __call__(self, model: str) -> Embedder:
@@ -101,7 +105,7 @@ class EmbedderRegistry:
 
     def _build(self, model: str) -> Embedder:
         if model == LOCAL_MODEL_NAME:
-            return LocalEmbedder()
+            return LocalEmbedder(document_threads=self._document_threads)
         if model == E5_MODEL_NAME:
             return E5Embedder()
         settings = self._settings
@@ -133,9 +137,10 @@ class EmbedderRegistry:
 async def open_knowledge_base(
     settings: Any, *, embedders: Callable[[str], Embedder] | None = None
 ) -> AsyncIterator[ChromaKnowledgeBase]:
-    """The knowledge base for bot.settings.Settings; keyword indexes are flushed on exit."""
+    """The knowledge base for bot.settings.Settings; keyword indexes are flushed on exit. Without `embedders`
+    (the knowledge commands: ingest, rebuild, sync by hand) documents are embedded with KB_EMBED_THREADS."""
     access = await asyncio.to_thread(chroma_access, settings)
-    registry = EmbedderRegistry(settings)
+    registry = EmbedderRegistry(settings, document_threads=settings.embedding.document_threads)
     kb = ChromaKnowledgeBase(
         access,
         embedders=embedders or registry,

@@ -7,6 +7,7 @@ value clamps to (bot.settings.bad_values).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -109,6 +110,14 @@ class EmbeddingSettings(SettingsGroup):
 
     model: str = Field(default=OFFLINE_EMBEDDING_MODEL, validation_alias="KB_EMBEDDING_MODEL")
     base_url: str | None = Field(default=None, validation_alias="KB_EMBEDDING_BASE_URL")
+    # BLAS threads the offline model embeds an ingest's documents with (0: all cores but one; kb serve's
+    # queries always use one)
+    threads: int = Field(default=0, validation_alias="KB_EMBED_THREADS", ge=0, le=256)
+
+    @property
+    def document_threads(self) -> int:
+        """KB_EMBED_THREADS, with 0 read as all cores but one (at least one)."""
+        return self.threads or max(1, (os.cpu_count() or 1) - 1)
 
 
 class AgentSettings(SettingsGroup):

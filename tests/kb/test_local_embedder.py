@@ -48,3 +48,26 @@ async def test_embedding_runs_off_the_event_loop() -> None:
         await embedder.embed_documents(texts)
     assert ticker.ticks >= 10
     assert ticker.max_gap < 0.25
+
+
+async def test_documents_embedded_with_more_threads_match_and_queries_go_back_to_one() -> None:
+    """KB_EMBED_THREADS: an ingest's embedder (document_threads=2) gives the same vectors as one thread,
+    and the shared model is back at one BLAS thread afterwards, for the next query."""
+    from adapters.embedders import local
+
+    texts = ["劳动合同的试用期最长不得超过六个月", "The printer on floor 2 is the HP 4410."] * 40
+    single = await LocalEmbedder().embed_documents(texts)
+    threaded = await LocalEmbedder(document_threads=2).embed_documents(texts)
+    assert all(math.isclose(cosine(a, b), 1.0, abs_tol=1e-5) for a, b in zip(single, threaded, strict=True))
+    model = local._load_model()
+    assert (model.threads, model._model.threads) == (1, 1)
+
+
+def test_kb_embed_threads_defaults_to_all_cores_but_one() -> None:
+    """0 (the default) means all cores but one, at least one; a number is taken as given."""
+    import os
+
+    from bot.settings import Settings
+
+    assert Settings().embedding.document_threads == max(1, (os.cpu_count() or 1) - 1)
+    assert Settings(embedding={"threads": 3}).embedding.document_threads == 3
