@@ -184,6 +184,18 @@ class KeywordIndex:
         staging.rename(self.directory)
         shutil.rmtree(previous, ignore_errors=True)
 
+    @staticmethod
+    def saved_state(directory: Path) -> str | None:
+        """The catalog signature a saved index matches, read from its meta file alone; None when there is
+        none, it cannot be read, or another tokenizer built it."""
+        try:
+            meta = json.loads((directory / META_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(meta, dict) or meta.get("tokenizer") != TOKENIZER:
+            return None
+        return str(meta.get("signature", ""))
+
     def load(self) -> bool:
         """Read a saved index; False (and empty) when there is none or it cannot be read."""
         if self.directory is None or not (self.directory / META_FILE).exists():

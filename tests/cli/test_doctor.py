@@ -124,3 +124,35 @@ async def test_each_misconfiguration_is_its_own_failed_line(home: Path, slack_ap
     assert lines["slack scopes"].startswith("✗ slack scopes: missing users:read")
     assert lines["classifier"].startswith("✗ classifier: http://127.0.0.1:")
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_dataset_whose_parts_disagree_fails_with_the_command_that_names_what_differs(
+    tmp_path: Path,
+) -> None:
+    """A chunk record deleted behind the catalog's back, then a keyword index saved for another state: each
+    is a ✗ dataset line (counts and signatures, not ids) pointing at `kb datasets check`, exit 1."""
+    import chromadb
+
+    home = prepare_home(tmp_path / "home", ("ingest", str(SAMPLE_KB_DIR), "--dataset", "handbook"))
+    env = clean_env(home)
+    keyword_meta = next((home / "keywords").rglob("meta.json"))
+    saved = json.loads(keyword_meta.read_text(encoding="utf-8"))
+    keyword_meta.write_text(json.dumps({**saved, "signature": "another state"}), encoding="utf-8")
+    done = kb(env, "doctor")
+    line = _lines(done.stdout)["dataset handbook"]
+    assert done.returncode == 1 and line.startswith(
+        "✗ dataset handbook: the keyword index was saved for another"
+    )
+    assert "`kb datasets check handbook`" in line
+
+    keyword_meta.write_text(json.dumps(saved), encoding="utf-8")
+    client = chromadb.PersistentClient(path=str(home / "chroma"))
+    chunks = next(
+        c for c in client.list_collections() if (c.metadata or {}).get("dataset") == "handbook" and c.count()
+    )
+    total = chunks.count()
+    chunks.delete(ids=chunks.get(limit=1, include=[])["ids"])
+    done = kb(env, "doctor")
+    line = _lines(done.stdout)["dataset handbook"]
+    assert done.returncode == 1
+    assert f"the collection holds {total - 1} chunks, the catalog lists {total} chunks" in line

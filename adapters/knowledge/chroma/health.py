@@ -6,8 +6,9 @@ HNSW vector index over them) and the keyword index beside Chroma (adapters.knowl
 check_dataset compares them by ids: live chunks missing from the collection, records no live version
 vouches for, live chunks the vector index cannot return (what a concurrent writer loses), and a
 keyword index holding other ids. The vector index is read with one unfiltered query as deep as the
-collection (a filtered query fails outright on a missing id). Every function blocks: the store runs it
-through its access, in a worker thread.
+collection (a filtered query fails outright on a missing id). quick_check (`kb doctor`) compares counts
+and signatures only, so it costs the same at a million chunks as at a thousand. Every function blocks: the
+store runs it through its access, in a worker thread.
 """
 
 from __future__ import annotations
@@ -153,6 +154,50 @@ def check_dataset(handle: DatasetHandle, keyword_dir: Path | None) -> DatasetChe
         live_chunks=len(live),
         stored_chunks=len(stored),
         indexed_chunks=len(indexed),
+        keyword_chunks=keyword_chunks,
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )
+
+
+def quick_check(handle: DatasetHandle, keyword_dir: Path | None) -> DatasetCheck:
+    """Counts and signatures only (`kb doctor`): fewer records than live chunks, a saved keyword index of
+    another tokenizer or another state of the catalog. Ids and the vector index are left to check_dataset."""
+    try:
+        handle.catalog.refresh()
+    except Exception as exc:
+        return DatasetCheck(handle.name, problems=(f"the catalog cannot be read ({chroma_reason(exc)})",))
+    entries = handle.catalog.entries()
+    live = sum(len(entry.live_ids) for entry in entries)
+    try:
+        stored = int(handle.collection.count())
+    except Exception as exc:
+        problem = f"the chunk collection cannot be read ({chroma_reason(exc)})"
+        return DatasetCheck(handle.name, len(entries), live, problems=(problem,))
+    problems: list[str] = []
+    notes: list[str] = []
+    if stored < live:
+        problems.append(f"the collection holds {_chunks(stored)}, the catalog lists {_chunks(live)}")
+    elif stored > live:
+        notes.append(
+            f"{_chunks(stored - live)} of no live version (an ingest running, or an interrupted one)"
+        )
+    keyword_chunks: int | None = None
+    if keyword_dir is not None and keyword_dir.exists():
+        saved = KeywordIndex.saved_state(keyword_dir)
+        if saved is None:
+            problems.append(
+                f"the keyword index in {keyword_dir} cannot be read or was built by another tokenizer"
+            )
+        elif saved != handle.catalog.signature():
+            problems.append("the keyword index was saved for another state of the catalog")
+        else:
+            keyword_chunks = live
+    return DatasetCheck(
+        handle.name,
+        documents=len(entries),
+        live_chunks=live,
+        stored_chunks=stored,
         keyword_chunks=keyword_chunks,
         problems=tuple(problems),
         notes=tuple(notes),

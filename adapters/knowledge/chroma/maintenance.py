@@ -56,6 +56,14 @@ class ChromaMaintenance(ChromaStore):
             return health.DatasetCheck(dataset, problems=(f"it cannot be opened ({damaged.reason})",))
         return await self._run(health.check_dataset, handle, self._keyword_dir(dataset))
 
+    async def quick_check_dataset(self, dataset: str) -> health.DatasetCheck:
+        """check_dataset by counts and signatures only (health.quick_check): what `kb doctor` runs."""
+        try:
+            handle = await self._existing(dataset)
+        except DatasetDamaged as damaged:
+            return health.DatasetCheck(dataset, problems=(f"it cannot be opened ({damaged.reason})",))
+        return await self._run(health.quick_check, handle, self._keyword_dir(dataset))
+
     async def drop_dataset(self, dataset: str) -> health.DatasetSummary:
         """Delete a dataset: its collections and its keyword index (the source files are not touched)."""
         try:
