@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.knowledge.chroma.catalog import DATASET_KIND
 from bot.sample_kb import SAMPLE_KB_DIR
 from tests.cli.cli_support import clean_env, kb, prepare_home
 from tests.model_server import ModelServer
@@ -147,8 +148,10 @@ def test_a_dataset_whose_parts_disagree_fails_with_the_command_that_names_what_d
 
     keyword_meta.write_text(json.dumps(saved), encoding="utf-8")
     client = chromadb.PersistentClient(path=str(home / "chroma"))
-    chunks = next(
-        c for c in client.list_collections() if (c.metadata or {}).get("dataset") == "handbook" and c.count()
+    chunks = next(  # the chunk collection (the catalog is a collection of the dataset too)
+        c
+        for c in client.list_collections()
+        if (c.metadata or {}).get("dataset") == "handbook" and (c.metadata or {}).get("kind") == DATASET_KIND
     )
     total = chunks.count()
     chunks.delete(ids=chunks.get(limit=1, include=[])["ids"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -50,19 +51,20 @@ class ChromaMaintenance(ChromaStore):
 
     async def check_dataset(self, dataset: str) -> health.DatasetCheck:
         """Whether the catalog, the collection (and its vector index) and the keyword index agree."""
-        try:
-            handle = await self._existing(dataset)
-        except DatasetDamaged as damaged:
-            return health.DatasetCheck(dataset, problems=(f"it cannot be opened ({damaged.reason})",))
-        return await self._run(health.check_dataset, handle, self._keyword_dir(dataset))
+        return await self._checked(dataset, health.check_dataset)
 
     async def quick_check_dataset(self, dataset: str) -> health.DatasetCheck:
         """check_dataset by counts and signatures only (health.quick_check): what `kb doctor` runs."""
+        return await self._checked(dataset, health.quick_check)
+
+    async def _checked(
+        self, dataset: str, check: Callable[[DatasetHandle, Path | None], health.DatasetCheck]
+    ) -> health.DatasetCheck:
         try:
             handle = await self._existing(dataset)
         except DatasetDamaged as damaged:
             return health.DatasetCheck(dataset, problems=(f"it cannot be opened ({damaged.reason})",))
-        return await self._run(health.quick_check, handle, self._keyword_dir(dataset))
+        return await self._run(check, handle, self._keyword_dir(dataset))
 
     async def drop_dataset(self, dataset: str) -> health.DatasetSummary:
         """Delete a dataset: its collections and its keyword index (the source files are not touched)."""
