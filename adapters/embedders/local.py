@@ -63,11 +63,11 @@ def encode(texts: Sequence[str], *, threads: int = 1) -> np.ndarray:
         piece = list(texts[start : start + DOCUMENT_SLICE])
         with _model_lock:
             model = _load_model()
-            model.threads = model._model.threads = threads
+            model._model.threads = threads  # the backend reads its limit at each encode call
             try:
                 parts.append(model.encode(piece))
             finally:
-                model.threads = model._model.threads = 1
+                model._model.threads = 1
     return _normalised(np.concatenate(parts, axis=0))
 
 

@@ -1,8 +1,8 @@
-"""Finding the knowledge base's gaps: read the answered records of a period, keep the gaps, group them by topic.
+"""Finding the knowledge base's gaps: read a period's answered records, keep the gaps, group them by topic.
 
-The orchestration `kb gaps` and the App Home (RecentGaps, kept for a while) share: records through the RecordReader port, the questions'
-vectors through the Embedder port (the offline encoder), the grouping (pure, core.insights.gaps) in a
-worker thread.
+The orchestration `kb gaps` and the App Home (RecentGaps, kept for a while) share: records through the
+RecordReader port, the questions' vectors through the Embedder port (the offline encoder), the grouping
+(pure, core.insights.gaps) in a worker thread.
 """
 
 from __future__ import annotations

@@ -167,3 +167,16 @@ def test_a_syncs_documents_and_chunks_are_counted_by_change() -> None:
     assert _moved(before, "kb_synced_documents_total", source="wiki", change="added") == 2
     assert _moved(before, "kb_synced_chunks_total", source="wiki", change="added") == 9
     assert _moved(before, "kb_synced_chunks_total", source="wiki", change="removed") == 3
+
+
+def test_kb_serve_measures_a_model_engine_and_leaves_the_offline_one_alone() -> None:
+    """serve.measured (what kb serve hands build_services): a model engine is wrapped in MeasuredEngine,
+    the offline extractive engine, which makes no model calls, is returned as it is."""
+    from adapters.extractive import ExtractiveEngine
+    from bot.cli.operations.serve import measured
+
+    offline = ExtractiveEngine()
+    assert measured(offline) is offline
+    model = FakeEngine()
+    wrapped = measured(model)
+    assert isinstance(wrapped, MeasuredEngine) and wrapped.name == model.name

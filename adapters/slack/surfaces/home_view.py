@@ -118,8 +118,7 @@ def _recent(recent: Sequence[RecentQuestion], lang: str) -> list[Block]:
     lines = []
     for item in recent[:RECENT_SHOWN]:
         record = item.record
-        question = " ".join(record.question.split())
-        question = question if len(question) <= QUESTION_SHOWN else question[: QUESTION_SHOWN - 1] + "…"
+        question = _one_line(record.question, QUESTION_SHOWN)
         shown = link(item.permalink, question) if item.permalink else escape(question)
         status = _t(f"status_{record.status.value}", lang)
         mark = "✓" if record.status == RecordStatus.ANSWERED else "·"
@@ -127,19 +126,20 @@ def _recent(recent: Sequence[RecentQuestion], lang: str) -> list[Block]:
     return _listed(lines, lang)
 
 
-def _short(text: str, limit: int) -> str:
+def _one_line(text: str, limit: int) -> str:
+    """The text on one line, cut to `limit` characters with "…" (not yet escaped for mrkdwn)."""
     flat = " ".join(text.split())
-    return escape(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _gaps(gaps: Sequence[Gap], lang: str) -> list[Block]:
     """The most asked gaps: how often, an example question, what was judged missing."""
     lines = []
     for gap in gaps[:GAPS_SHOWN]:
-        example = _short(gap.examples[0], GAP_TEXT_SHOWN) if gap.examples else ""
+        example = escape(_one_line(gap.examples[0], GAP_TEXT_SHOWN)) if gap.examples else ""
         line = _t("gap_line", lang, count=gap.count, example=example)
         if gap.missing:
-            line += _t("gap_missing", lang, missing=_short(gap.missing[0], GAP_TEXT_SHOWN))
+            line += _t("gap_missing", lang, missing=escape(_one_line(gap.missing[0], GAP_TEXT_SHOWN)))
         lines.append(line)
     if len(gaps) > GAPS_SHOWN:
         lines.append(_t("more", lang, n=len(gaps) - GAPS_SHOWN))
