@@ -25,6 +25,8 @@ from adapters.embedders.e5 import E5_MODEL_NAME, E5Embedder
 from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
 from adapters.knowledge.chroma.access import ChromaAccess, EmbeddedChromaAccess
 from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
+from adapters.knowledge.chroma.store import ShelfFor
+from adapters.knowledge.keywords.shelf import Shelf
 from adapters.knowledge.locks.file_lock import FileWriterLocks
 from adapters.knowledge.locks.holder import WriterLocks
 from core.errors import KnowledgeBaseError, ModelUnavailable
@@ -73,16 +75,39 @@ def chroma_access(settings: Any) -> ChromaAccess:
     return EmbeddedChromaAccess(storage.chroma_path, lock_path, open_client=open_client)
 
 
+def _shared_database(settings: Any) -> str | None:
+    """The PostgreSQL URL that machines sharing a Chroma server also share; None on one machine."""
+    storage = settings.storage
+    url = str(storage.effective_database_url)
+    if storage.chroma_url and url.startswith(("postgres://", "postgresql://")):
+        return url
+    return None
+
+
+def keyword_shelves(settings: Any) -> ShelfFor | None:
+    """Where keyword manifests and segments are kept: PostgreSQL where several machines share a Chroma
+    server and a PostgreSQL store (as the writer lock), else None (each dataset's folder under KB_HOME,
+    shared by the processes of one machine). docs/storage.md#keyword-segments."""
+    url = _shared_database(settings)
+    if url is None:
+        return None
+    from adapters.knowledge.keywords.postgres_shelf import PostgresShelf
+
+    def shelf(key: str, folder: Path) -> Shelf:
+        return PostgresShelf(url, key)
+
+    return shelf
+
+
 def writer_locks(settings: Any, *, command: str) -> WriterLocks:
     """The dataset writer locks: PostgreSQL advisory locks for a Chroma server shared over PostgreSQL,
     else lock files under KB_HOME/locks. command: this process's command line (the holder's record)."""
-    storage = settings.storage
-    url = storage.effective_database_url
-    if storage.chroma_url and url.startswith(("postgres://", "postgresql://")):
+    url = _shared_database(settings)
+    if url is not None:
         from adapters.knowledge.locks.advisory_lock import PostgresWriterLocks
 
         return PostgresWriterLocks(url, command=command)
-    return FileWriterLocks(Path(storage.home) / LOCKS_FOLDER, command=command)
+    return FileWriterLocks(Path(settings.storage.home) / LOCKS_FOLDER, command=command)
 
 
 class EmbedderRegistry:
@@ -146,6 +171,7 @@ async def open_knowledge_base(
         embedders=embedders or registry,
         keyword_home=Path(settings.storage.home) / "keywords",
         catalog_ttl=SERVER_CATALOG_TTL if settings.storage.chroma_url else None,
+        keyword_shelves=keyword_shelves(settings),
     )
     try:
         yield kb

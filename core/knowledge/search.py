@@ -270,7 +270,7 @@ def bm25_half_for(chunks: int) -> float:
     and lower in proportion to the best possible idf below it. In a one-document dataset every idf is
     ln(1 + 0.5/1.5) ~ 0.29, so with the full-corpus half no match, however exact, would reach the
     threshold; scaled, an exact match there scores as it would in a large corpus
-    (docs/storage.md#bm25-beside-chroma-rebuilt-after-a-batch-of-changes)."""
+    (docs/storage.md#keyword-segments)."""
     if chunks >= FULL_CORPUS_CHUNKS:
         return BM25_HALF_SCORE
     return BM25_HALF_SCORE * _best_idf(chunks) / _best_idf(FULL_CORPUS_CHUNKS)

@@ -136,7 +136,7 @@ def test_a_dataset_whose_parts_disagree_fails_with_the_command_that_names_what_d
 
     home = prepare_home(tmp_path / "home", ("ingest", str(SAMPLE_KB_DIR), "--dataset", "handbook"))
     env = clean_env(home)
-    keyword_meta = next((home / "keywords").rglob("meta.json"))
+    keyword_meta = next((home / "keywords").rglob("manifest.json"))
     saved = json.loads(keyword_meta.read_text(encoding="utf-8"))
     keyword_meta.write_text(json.dumps({**saved, "signature": "another state"}), encoding="utf-8")
     done = kb(env, "doctor")

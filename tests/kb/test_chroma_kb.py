@@ -388,7 +388,7 @@ async def test_warm_up_rebuilds_a_lost_keyword_index_and_saves_it(
     repaired = make_kb(tmp_path, embedder)
     assert await repaired.warm_up() == ["ds"]
     assert "tokenising 600 chunks read back from Chroma" in caplog.text
-    assert (folder / "meta.json").exists()
+    assert (folder / "manifest.json").exists()
     assert [(h.id, round(h.score, 6)) for h in await repaired.search(query)] == before
     await repaired.close()
 

@@ -1,16 +1,13 @@
-"""The jieba + bm25s keyword index: scoring, removal, persistence and repair from the vector store."""
+"""The jieba keyword index: scoring, removal, persistence and repair from the vector store."""
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
-import bm25s
-import numpy as np
 import pytest
 
-from adapters.knowledge.bm25_build import BM25_B, BM25_K1, build_bm25
-from adapters.knowledge.keyword_index import KeywordIndex, chunk_keywords, tokens_of
+from adapters.knowledge.keywords.index import KeywordIndex
+from adapters.knowledge.keywords.tokens import chunk_keywords, tokens_of
 from core.knowledge.chunking import embedding_text
 from core.models import Chunk
 
@@ -93,7 +90,7 @@ def test_an_index_saved_by_another_tokenizer_is_not_loaded(tmp_path: Path) -> No
     index.signature = "sig-1"
     index._unsaved = True
     index.save()
-    meta = tmp_path / "kw" / "meta.json"
+    meta = tmp_path / "kw" / "manifest.json"
     meta.write_text(meta.read_text(encoding="utf-8").replace("nohmm", "hmm"), encoding="utf-8")
     again = KeywordIndex(tmp_path / "kw")
     assert not again.load()
@@ -123,23 +120,8 @@ def test_missing_or_corrupt_folder_loads_as_empty(tmp_path: Path) -> None:
     assert not KeywordIndex(tmp_path / "none").load()
     broken = tmp_path / "broken"
     broken.mkdir()
-    (broken / "meta.json").write_text("{not json", encoding="utf-8")
+    (broken / "manifest.json").write_text("{not json", encoding="utf-8")
     assert not KeywordIndex(broken).load()
-
-
-def test_vectorised_bm25_build_scores_exactly_like_bm25s() -> None:
-    """The numpy index build gives bm25s's own float32 scores, bit for bit, for every query token mix."""
-    rng = random.Random(5)
-    words = [f"词{i}" for i in range(300)] + ["港口", "码头", "a", "b"]
-    documents = [" ".join(rng.choices(words, k=rng.randint(1, 60))) for _ in range(700)]
-    documents += ["港口 港口 港口", "solo"]
-    fast = build_bm25(documents, slice_size=64)  # several slices share one vocabulary
-    reference = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-    reference.index([text.split(" ") for text in documents], show_progress=False)
-    assert set(fast.vocab_dict) == set(reference.vocab_dict)
-    for _ in range(200):
-        query = rng.sample(words, rng.randint(1, 5)) + ["solo"] * rng.randint(0, 1)
-        assert np.array_equal(fast.get_scores(query), reference.get_scores(query))
 
 
 @pytest.mark.parametrize(

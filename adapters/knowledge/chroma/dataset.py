@@ -23,7 +23,6 @@ import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,7 +36,7 @@ from adapters.knowledge.chroma.catalog import (
     chunk_ids,
     collection_name,
 )
-from adapters.knowledge.keyword_index import KeywordIndex
+from adapters.knowledge.keywords.index import KeywordIndex
 from core.knowledge.chunking import embedding_text
 from core.models import Chunk, DocumentInfo, Hit, Location
 
@@ -65,7 +64,7 @@ class DatasetHandle:
     keywords_synced: bool = False
 
 
-def open_dataset(client: Any, name: str, keyword_dir: Path | None) -> DatasetHandle | None:
+def open_dataset(client: Any, name: str, keywords: KeywordIndex) -> DatasetHandle | None:
     """The dataset if it exists (catalog loaded), else None."""
     import chromadb.errors
 
@@ -73,11 +72,11 @@ def open_dataset(client: Any, name: str, keyword_dir: Path | None) -> DatasetHan
         collection = client.get_collection(collection_name(name), embedding_function=None)
     except (chromadb.errors.NotFoundError, ValueError):
         return None
-    return _handle(client, name, collection, keyword_dir)
+    return _handle(client, name, collection, keywords)
 
 
 def create_dataset(
-    client: Any, name: str, *, model: str, dimension: int, keyword_dir: Path | None
+    client: Any, name: str, *, model: str, dimension: int, keywords: KeywordIndex
 ) -> DatasetHandle:
     """Create (or open, if another writer just did) the dataset for this embedding model."""
     metadata = {
@@ -93,10 +92,10 @@ def create_dataset(
         configuration=HNSW_CONFIGURATION,
         metadata=metadata,
     )
-    return _handle(client, name, collection, keyword_dir)
+    return _handle(client, name, collection, keywords)
 
 
-def _handle(client: Any, name: str, collection: Any, keyword_dir: Path | None) -> DatasetHandle:
+def _handle(client: Any, name: str, collection: Any, keywords: KeywordIndex) -> DatasetHandle:
     meta = dict(collection.metadata or {})
     catalog_collection = client.get_or_create_collection(
         catalog_name(name), embedding_function=None, metadata={"kind": CATALOG_KIND, "dataset": name}
@@ -109,7 +108,7 @@ def _handle(client: Any, name: str, collection: Any, keyword_dir: Path | None) -
         catalog=catalog,
         model=str(meta.get("embedding_model", "")),
         dimension=int(meta.get("dimension", 0)),
-        keywords=KeywordIndex(keyword_dir),
+        keywords=keywords,
     )
 
 

@@ -2,7 +2,7 @@
 
 A dataset is three parts that must agree (adapters.knowledge.chroma.dataset): the catalog (which
 document versions are live, how many chunks each has), the chunk collection (the records, and the
-HNSW vector index over them) and the keyword index beside Chroma (adapters.knowledge.keyword_index).
+HNSW vector index over them) and the keyword index beside Chroma (adapters.knowledge.keywords).
 check_dataset compares them by ids: live chunks missing from the collection, records no live version
 vouches for, live chunks the vector index cannot return (what a concurrent writer loses), and a
 keyword index holding other ids. The vector index is read with one unfiltered query as deep as the
@@ -21,7 +21,6 @@ import numpy as np
 
 from adapters.knowledge.chroma.damage import chroma_reason
 from adapters.knowledge.chroma.dataset import DatasetHandle
-from adapters.knowledge.keyword_index import KeywordIndex
 
 PAGE = 5000  # ids read per get() when listing a collection
 NAMES_SHOWN = 3
@@ -183,11 +182,11 @@ def quick_check(handle: DatasetHandle, keyword_dir: Path | None) -> DatasetCheck
             f"{_chunks(stored - live)} of no live version (an ingest running, or an interrupted one)"
         )
     keyword_chunks: int | None = None
-    if keyword_dir is not None and keyword_dir.exists():
-        saved = KeywordIndex.saved_state(keyword_dir)
+    if keyword_dir is not None and handle.keywords.has_saved():
+        saved = handle.keywords.saved_signature()
         if saved is None:
             problems.append(
-                f"the keyword index in {keyword_dir} cannot be read or was built by another tokenizer"
+                f"the keyword index in {handle.keywords.where} cannot be read or was built by another tokenizer"
             )
         elif saved != handle.catalog.signature():
             problems.append("the keyword index was saved for another state of the catalog")
@@ -210,13 +209,13 @@ def _check_keywords(
     """The saved keyword index against the live ids (a fresh read of the folder, not the in-memory one)."""
     if keyword_dir is None:
         return None
-    if not keyword_dir.exists():
+    if not handle.keywords.has_saved():
         notes.append("no keyword index is saved on this machine yet: the first keyword search builds it")
         return None
-    saved = KeywordIndex(keyword_dir)
-    if not saved.load():
+    saved = handle.keywords.reread()
+    if saved is None:
         problems.append(
-            f"the keyword index in {keyword_dir} cannot be read or was built by another tokenizer"
+            f"the keyword index in {handle.keywords.where} cannot be read or was built by another tokenizer"
         )
         return None
     held = saved.ids()

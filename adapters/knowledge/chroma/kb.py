@@ -5,7 +5,7 @@ core.errors.KnowledgeBaseError. Search modes (docs/design.md#search-modes):
 
 * ``embedding``: similarity = 1 - cosine distance. Datasets are grouped by the embedding model they
   were built with; the query is embedded once per model; groups are merged by score, ties by id.
-* ``keywords``: BM25 over jieba tokens (adapters.knowledge.keyword_index), scored ``normalise_bm25`` into [0, 1);
+* ``keywords``: BM25 over jieba tokens (adapters.knowledge.keywords), scored ``normalise_bm25`` into [0, 1);
   no embedding call.
 * ``blend``: both lists, each cut at the threshold in its own (absolute) scale and taken BLEND_DEPTH
   deep, fused by relative-score fusion (core.knowledge.search.relative_score_fuse: min-max per list, scaled

@@ -1,9 +1,9 @@
 """A dataset's keyword side: its BM25 index kept in step with the catalog, repaired from Chroma, searched.
 
-The tokens and BM25 matrices live in adapters.knowledge.keyword_index; this module ties them to a dataset: it
-loads the saved index once, aligns it with the live chunk ids of the catalog (reading missing texts
-back from Chroma), rebuilds BM25 when searched, and applies document changes at the moment the catalog
-flips. Every function here blocks: callers run them in worker threads, under the dataset's keyword lock.
+The segments live in adapters.knowledge.keywords; this module ties them to a dataset: it loads the
+saved index once, takes what another process saved when the catalog has moved on, aligns it with the
+live chunk ids of the catalog (reading missing texts back from Chroma), makes held changes searchable
+when searched, and applies document changes at the moment the catalog flips. Every function here blocks: callers run them in worker threads, under the dataset's keyword lock.
 """
 
 from __future__ import annotations
@@ -91,6 +91,8 @@ def keyword_ids_missing(handle: DatasetHandle) -> list[str]:
     """
     _load_keywords_once(handle)
     index = handle.keywords
+    if index.signature != handle.catalog.signature():
+        index.refresh()  # another process (an ingest, another instance) may have saved this state
     if index.signature == handle.catalog.signature():
         return []
     live = list(handle.catalog.all_live_ids())
@@ -109,21 +111,28 @@ def fetch_index_texts_in_batches(
     return texts
 
 
-def ensure_keywords(handle: DatasetHandle, *, searchable: bool) -> None:
-    """Load the saved keyword index, align its tokens with the catalog, and rebuild BM25 if searchable."""
+def ensure_keywords(handle: DatasetHandle, *, searchable: bool) -> bool:
+    """Load the saved keyword index, take another process's saved state or align the tokens with the
+    catalog, and make held changes searchable if searchable; True when the index was behind the catalog
+    and caught up here (a repair worth saving for every process), not by this process's own writes."""
     _load_keywords_once(handle)
     index = handle.keywords
     signature = handle.catalog.signature()
+    behind = index.signature != signature
+    if behind:
+        index.refresh()
     if index.signature != signature:
         live = list(handle.catalog.all_live_ids())
         index.sync(live, lambda ids: fetch_index_texts(handle, ids), signature)
     if searchable and index.dirty:
         index.rebuild()
+    return behind and index.unsaved
 
 
 def search_keywords(handle: DatasetHandle, query: str, *, depth: int, threshold: float) -> list[Hit]:
-    """ensure_keywords (rebuilding BM25 if needed), then keyword_hits: one worker-thread call."""
-    ensure_keywords(handle, searchable=True)
+    """ensure_keywords, saving a repair for every process, then keyword_hits: one worker-thread call."""
+    if ensure_keywords(handle, searchable=True):
+        handle.keywords.save()
     return keyword_hits(handle, query, depth=depth, threshold=threshold)
 
 

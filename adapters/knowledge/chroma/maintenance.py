@@ -8,7 +8,6 @@ rebuild change a dataset: callers hold its writer lock (adapters.knowledge.locks
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -73,11 +72,17 @@ class ChromaMaintenance(ChromaStore):
         except DatasetDamaged as damaged:
             summary = health.DatasetSummary(dataset, 0, 0, "", 0.0, problem=damaged.reason)
         await self._run_on_client(rb.drop, dataset, for_dataset=dataset)
-        self._datasets.pop(dataset, None)
-        folder = self._keyword_dir(dataset)
-        if folder is not None:
-            await self._run(shutil.rmtree, folder, True)
+        await self._forget_keywords(dataset)
         return summary
+
+    async def _forget_keywords(self, dataset: str) -> None:
+        """Close the dataset (if open) and delete its saved keyword index, wherever it is kept."""
+        handle = self._datasets.pop(dataset, None)
+        keywords = handle.keywords if handle is not None else self._keyword_index(dataset)
+        try:
+            await self._run(keywords.clear_saved)
+        finally:
+            await self._run(keywords.close)
 
     async def rebuild_dataset(
         self, dataset: str, *, on_progress: Callable[[int, int], object] | None = None
@@ -114,10 +119,7 @@ class ChromaMaintenance(ChromaStore):
         await self._run_on_client(
             rb.swap_in, dataset, model=model, dimension=dimension, created=created, for_dataset=dataset
         )
-        self._datasets.pop(dataset, None)
-        folder = self._keyword_dir(dataset)
-        if folder is not None:
-            await self._run(shutil.rmtree, folder, True)
+        await self._forget_keywords(dataset)
         fresh = await self._open(dataset)
         if fresh is None:  # pragma: no cover - the swap just put it in place
             raise _unknown(dataset)

@@ -26,7 +26,9 @@ from adapters.knowledge.chroma.catalog import collection_name
 from adapters.knowledge.chroma.damage import chroma_failure
 from adapters.knowledge.chroma.references import TitleIndex
 from adapters.knowledge.chroma.workers import WORKER_PROCESSES, WorkerPool
-from adapters.knowledge.keyword_index import chunk_keywords, tokenise_texts
+from adapters.knowledge.keywords.index import KeywordIndex
+from adapters.knowledge.keywords.shelf import Shelf
+from adapters.knowledge.keywords.tokens import chunk_keywords, tokenise_texts
 from core.errors import InvalidInput, KbError
 from core.knowledge.ingest_plan import ChunkKeywords
 from core.messages import phrase
@@ -37,6 +39,7 @@ T = TypeVar("T")
 PROCESS_TOKENISE_MIN = 256  # below this, starting/feeding the worker process costs more than it saves
 REPAIR_WINDOW = 8192  # chunks read back from Chroma and tokenised per step when a keyword index is rebuilt
 EmbedderFor = Callable[[str], Embedder]
+ShelfFor = Callable[[str, Path], Shelf]
 DEFAULT_FUSION = "relative_score"
 
 
@@ -58,11 +61,14 @@ class ChromaStore:
         catalog_ttl: float | None = None,
         write_batch: int = cd.WRITE_BATCH,
         use_worker_process: bool = True,
+        keyword_shelves: ShelfFor | None = None,
     ) -> None:
         """client: a chromadb PersistentClient or HttpClient, or a ChromaAccess (the factory passes an
         EmbeddedChromaAccess for embedded Chroma); embedders: model name -> Embedder.
 
-        keyword_home holds one keyword-index folder per dataset (None: in memory only). catalog_ttl:
+        keyword_home holds one keyword-index folder per dataset (None: in memory only); keyword_shelves:
+        (dataset key, its folder) -> the shelf its manifest is kept on (None: the folder, shared by the
+        processes of this machine; PostgreSQL for several machines, adapters.knowledge.factory). catalog_ttl:
         re-read catalogs older than this many seconds before a search (server mode, where other
         processes write); None trusts the in-process cache, refreshed on every write. write_batch:
         records per upsert call (embedded Chroma holds the GIL for a whole call, see chroma.dataset).
@@ -73,6 +79,7 @@ class ChromaStore:
         self._access.reopened = self._rebind
         self._embedders = embedders
         self._keyword_home = keyword_home
+        self._keyword_shelves = keyword_shelves
         self._fusion = fusion
         self._catalog_ttl = catalog_ttl
         self._write_batch = max(1, write_batch)
@@ -122,6 +129,13 @@ class ChromaStore:
     def _keyword_dir(self, dataset: str) -> Path | None:
         return None if self._keyword_home is None else self._keyword_home / collection_name(dataset)
 
+    def _keyword_index(self, dataset: str) -> KeywordIndex:
+        """A dataset's keyword index over its folder and shelf (nothing is read until it is used)."""
+        folder = self._keyword_dir(dataset)
+        if folder is None or self._keyword_shelves is None:
+            return KeywordIndex(folder)
+        return KeywordIndex(folder, self._keyword_shelves(collection_name(dataset), folder))
+
     async def _open(self, dataset: str) -> cd.DatasetHandle | None:
         handle = self._datasets.get(dataset)
         if handle is not None:
@@ -130,7 +144,7 @@ class ChromaStore:
             handle = self._datasets.get(dataset)
             if handle is None:
                 handle = await self._run_on_client(
-                    cd.open_dataset, dataset, self._keyword_dir(dataset), for_dataset=dataset
+                    cd.open_dataset, dataset, self._keyword_index(dataset), for_dataset=dataset
                 )
                 if handle is not None:
                     self._datasets[dataset] = handle
@@ -143,7 +157,7 @@ class ChromaStore:
                 dataset,
                 model=model,
                 dimension=dimension,
-                keyword_dir=self._keyword_dir(dataset),
+                keywords=self._keyword_index(dataset),
                 for_dataset=dataset,
             )
             self._datasets[dataset] = handle
@@ -270,4 +284,6 @@ class ChromaStore:
             try:
                 await self._workers.close()
             finally:
+                for handle in self._datasets.values():
+                    await asyncio.to_thread(handle.keywords.close)
                 await asyncio.to_thread(self._access.close)

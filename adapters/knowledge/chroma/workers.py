@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from adapters.knowledge.keyword_index import tokenise_texts
+from adapters.knowledge.keywords.tokens import tokenise_texts
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
