@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
-import socket
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,50 +12,17 @@ import pytest
 from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from adapters.knowledge.factory import make_chroma_client
 from core.models import SearchRequest
+from tests.chroma_server import chroma_server
 from tests.kb.kb_support import CountingEmbedder, chunks, doc
 
 MODEL = "fake-bag"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def chroma_url(tmp_path: Path) -> Iterator[str]:
     """A `chroma run` server on a free port over a temporary folder, stopped after the test."""
-    executable = Path(sys.executable).parent / "chroma"
-    command = str(executable) if executable.exists() else shutil.which("chroma")
-    if command is None:
-        pytest.fail("the chroma CLI (shipped in the chromadb wheel) is not installed")
-    port = _free_port()
-    log = (tmp_path / "chroma-server.log").open("wb")
-    server = subprocess.Popen(
-        [command, "run", "--path", str(tmp_path / "server-data"), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                make_chroma_client(chroma_path=tmp_path, chroma_url=url).heartbeat()
-                break
-            except Exception:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.2)
+    with chroma_server(tmp_path) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def _kb(url: str, home: Path, embedder: CountingEmbedder, ttl: float | None = 0.0) -> ChromaKnowledgeBase:

@@ -54,6 +54,19 @@ def test_scores_over_segments_are_bm25s_scores_over_the_whole_corpus(cuts: tuple
         assert top_scores(index, query, 20) == reference(query, 20)
 
 
+def test_scores_kept_for_frequent_words_stay_within_their_budget_and_change_nothing() -> None:
+    """With a budget of a few words' scores, repeated queries still get bm25s's scores and the kept
+    scores never exceed the budget (the least recently used are dropped)."""
+    pairs = corpus(8, 500)
+    index = Searchable.of([Part(build_segment("s", pairs), None)], cache_bytes=4000)
+    reference = bm25s_top(pairs)
+    rng = random.Random(1)
+    for _ in range(200):
+        query = rng.sample(WORDS[:40], rng.randint(1, 4))
+        assert top_scores(index, query, 10) == reference(query, 10)
+        assert 0 < index.cached_bytes <= 4000
+
+
 def test_removed_rows_count_for_nothing_in_the_statistics_or_the_results() -> None:
     """Scores with rows marked removed equal bm25s's over the corpus without those chunks."""
     pairs = corpus(11, 400)
@@ -159,3 +172,15 @@ def test_many_small_saves_stay_a_few_segments(tmp_path: Path) -> None:
     again = KeywordIndex(tmp_path / "kw")
     assert again.load() and len(again) == len({chunk_id for chunk_id, _ in pairs[:2000]})
     assert again.search("港口", 3) == index.search("港口", 3)
+
+
+def test_a_segment_whose_chunks_are_all_removed_is_dropped_at_the_next_save(tmp_path: Path) -> None:
+    """Removing every chunk of a saved segment leaves no segment behind (and nothing found)."""
+    index = KeywordIndex(tmp_path / "kw")
+    index.add([("a", "港口 码头"), ("b", "港口 仓库")])
+    index.save()
+    index.remove(["a", "b"])
+    index.save()
+    assert index.segment_count() == 0 and index.search("港口", 5) == []
+    again = KeywordIndex(tmp_path / "kw")
+    assert again.load() and len(again) == 0

@@ -245,13 +245,14 @@ class KeywordIndex:
                         )
                     )
                 merged = merge_segments(name, parts)
-                merged.save(self._segment_folder(name))
-                assert self._shelf is not None
-                self._shelf.put(name, self._segment_folder(name))
                 order = list(self._segments)
                 at = order.index(group[0])
                 rebuilt = {n: self._segments[n] for n in order[:at] if n not in group}
-                rebuilt[name] = merged
+                if len(merged):  # a segment whose every row was removed is just dropped
+                    merged.save(self._segment_folder(name))
+                    assert self._shelf is not None
+                    self._shelf.put(name, self._segment_folder(name))
+                    rebuilt[name] = merged
                 rebuilt.update((n, self._segments[n]) for n in order[at:] if n not in group)
                 for old in group:
                     self._removed.pop(old, None)

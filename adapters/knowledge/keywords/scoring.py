@@ -9,6 +9,8 @@ average length, a token's document frequency, nor the results.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +23,8 @@ from adapters.knowledge.keywords.segment import Segment
 # phrasings of "行政复议申请期限"; CMRC 2018 dev recall@5 stayed 0.995.
 BM25_K1 = 0.9
 BM25_B = 0.4
+CACHE_BYTES = 64 * 1024 * 1024  # per state of the index: the scores of the words searched lately
+_Scores = tuple[np.ndarray, np.ndarray] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,19 +43,74 @@ class Part:
         return int(lengths.sum() if self.alive is None else lengths[self.alive].sum())
 
 
-@dataclass(frozen=True, slots=True)
 class Searchable:
-    """Parts and the statistics BM25 needs of all of them together (computed once per state)."""
+    """Parts and the statistics BM25 needs of all of them together, fixed for one state of the index.
 
-    parts: tuple[Part, ...]
-    documents: int
-    average_length: float
+    A word's scores in each part depend only on that state, so they are computed once and kept (up to
+    CACHE_BYTES, the least recently used dropped first): a frequent word, the costly kind, is then one
+    gather-add per search, as with scores precomputed for the whole corpus.
+    """
+
+    def __init__(
+        self, parts: Sequence[Part], documents: int, average_length: float, cache_bytes: int = CACHE_BYTES
+    ) -> None:
+        self.parts = tuple(parts)
+        self.cache_bytes = cache_bytes
+        self.documents = documents
+        self.average_length = average_length
+        self._norms: list[np.ndarray | None] = [None] * len(self.parts)
+        self._cache: OrderedDict[str, tuple[_Scores, ...]] = OrderedDict()
+        self._cached_bytes = 0
+        self._lock = threading.Lock()
 
     @classmethod
-    def of(cls, parts: Sequence[Part]) -> Searchable:
+    def of(cls, parts: Sequence[Part], cache_bytes: int = CACHE_BYTES) -> Searchable:
         documents = sum(part.live_rows for part in parts)
         total = sum(part.live_length() for part in parts)
-        return cls(tuple(parts), documents, total / documents if documents else 0.0)
+        return cls(tuple(parts), documents, total / documents if documents else 0.0, cache_bytes)
+
+    @property
+    def cached_bytes(self) -> int:
+        """What the kept word scores take (never more than cache_bytes)."""
+        return self._cached_bytes
+
+    def _norm(self, number: int) -> np.ndarray:
+        """k1 * ((1 - b) + b * length / average length) of each row of a part (bm25s's float64)."""
+        norm = self._norms[number]
+        if norm is None:
+            lengths = np.asarray(self.parts[number].segment.lengths, dtype=np.float64)
+            norm = BM25_K1 * ((1 - BM25_B) + BM25_B * lengths / self.average_length)
+            self._norms[number] = norm
+        return norm
+
+    def scores_of(self, word: str) -> tuple[_Scores, ...]:
+        """Per part, (rows, float32 scores) of the live rows holding word (None where none does)."""
+        with self._lock:
+            found = self._cache.get(word)
+            if found is not None:
+                self._cache.move_to_end(word)
+                return found
+        postings = [_live_postings(part, word) for part in self.parts]
+        frequency = sum(len(hit[0]) for hit in postings if hit is not None)
+        idf = np.float32(math.log(1 + (self.documents - frequency + 0.5) / (frequency + 0.5)))
+        scored: list[_Scores] = []
+        for number, hit in enumerate(postings):
+            if hit is None or len(hit[0]) == 0:
+                scored.append(None)
+                continue
+            rows, counts = hit
+            tf = counts.astype(np.float32)
+            scored.append((rows, (idf * (tf / (self._norm(number)[rows] + tf))).astype(np.float32)))
+        result = tuple(scored)
+        size = sum(rows.nbytes + values.nbytes for rows, values in filter(None, result))
+        with self._lock:
+            if word not in self._cache and size <= self.cache_bytes:
+                self._cache[word] = result
+                self._cached_bytes += size
+                while self._cached_bytes > self.cache_bytes:
+                    _, dropped = self._cache.popitem(last=False)
+                    self._cached_bytes -= sum(r.nbytes + v.nbytes for r, v in filter(None, dropped))
+        return result
 
 
 def _live_postings(part: Part, token: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -71,25 +130,18 @@ def top_scores(index: Searchable, words: Sequence[str], k: int) -> list[tuple[st
     """
     if k <= 0 or index.documents == 0:
         return []
-    postings = [[_live_postings(part, word) for part in index.parts] for word in words]
-    frequencies = [sum(len(p[0]) for p in per_part if p is not None) for per_part in postings]
+    per_word = [index.scores_of(word) for word in words]
     found: list[tuple[str, float]] = []
     for number, part in enumerate(index.parts):
-        lengths = part.segment.lengths
         scores: np.ndarray | None = None
-        for per_part, frequency in zip(postings, frequencies, strict=True):
-            hit = per_part[number]
-            if hit is None or len(hit[0]) == 0:
+        for scored in per_word:
+            hit = scored[number]
+            if hit is None:
                 continue
-            rows, counts = hit
-            idf = np.float32(math.log(1 + (index.documents - frequency + 0.5) / (frequency + 0.5)))
-            length_part = BM25_K1 * (
-                (1 - BM25_B) + BM25_B * lengths[rows].astype(np.float64) / index.average_length
-            )
-            tf = counts.astype(np.float32)
             if scores is None:
                 scores = np.zeros(len(part.segment), dtype=np.float32)
-            scores[rows] += (idf * (tf / (length_part + tf))).astype(np.float32)
+            rows, values = hit
+            scores[rows] += values
         if scores is None:
             continue
         positive = np.flatnonzero(scores > 0)

@@ -71,24 +71,19 @@ class Segment:
         return cls(folder.name, ids, {token: i for i, token in enumerate(tokens)}, **arrays)
 
 
-def _csc(
-    name: str, ids: list[str], vocab: dict[str, int], cols: np.ndarray, rows: np.ndarray, lengths: np.ndarray
+def _assembled(
+    name: str,
+    ids: list[str],
+    vocab: dict[str, int],
+    postings: tuple[np.ndarray, np.ndarray, np.ndarray],
+    lengths: np.ndarray,
 ) -> Segment:
-    """A segment from one (column, row) pair per token occurrence (repeats are counted)."""
-    n_rows = max(len(ids), 1)
-    keys, counts = np.unique(cols.astype(np.int64) * n_rows + rows, return_counts=True)  # column, then row
-    columns, posting_rows = np.divmod(keys, n_rows)
+    """A segment from its postings (columns, rows, counts) already in column-then-row order."""
+    columns, rows, counts = postings
     indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
     np.cumsum(np.bincount(columns, minlength=len(vocab)), out=indptr[1:])
-    return Segment(
-        name,
-        ids,
-        vocab,
-        indptr,
-        posting_rows.astype(np.int32),
-        np.minimum(counts, TF_MAX).astype(np.uint16),
-        lengths.astype(np.int32),
-    )
+    tf = np.minimum(counts, TF_MAX).astype(np.uint16)
+    return Segment(name, ids, vocab, indptr, rows.astype(np.int32), tf, lengths.astype(np.int32))
 
 
 def build_segment(name: str, tokenised: Sequence[tuple[str, str]], slice_size: int = 8192) -> Segment:
@@ -114,7 +109,10 @@ def build_segment(name: str, tokenised: Sequence[tuple[str, str]], slice_size: i
         cols.append(np.fromiter(map(vocab.__getitem__, tokens), dtype=np.int64, count=count))
     flat = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
     rows = np.repeat(np.arange(len(ids), dtype=np.int64), lengths)
-    return _csc(name, ids, vocab, flat, rows, lengths)
+    n_rows = max(len(ids), 1)
+    keys, counts = np.unique(flat * n_rows + rows, return_counts=True)  # column, then row; repeats counted
+    columns, posting_rows = np.divmod(keys, n_rows)
+    return _assembled(name, ids, vocab, (columns, posting_rows, counts), lengths)
 
 
 def merge_segments(name: str, parts: Sequence[tuple[Segment, np.ndarray]]) -> Segment:
@@ -141,16 +139,5 @@ def merge_segments(name: str, parts: Sequence[tuple[Segment, np.ndarray]]) -> Se
     tf = np.concatenate(all_tf) if all_tf else np.zeros(0, dtype=np.uint16)
     n_rows = max(len(ids), 1)
     order = np.argsort(cols * n_rows + rows, kind="stable")
-    columns, posting_rows = cols[order], rows[order]
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(columns, minlength=len(vocab)), out=indptr[1:])
     lengths = np.concatenate(all_lengths) if all_lengths else np.zeros(0, dtype=np.int32)
-    return Segment(
-        name,
-        ids,
-        vocab,
-        indptr,
-        posting_rows.astype(np.int32),
-        tf[order].astype(np.uint16),
-        lengths.astype(np.int32),
-    )
+    return _assembled(name, ids, vocab, (cols[order], rows[order], tf[order]), lengths)
