@@ -206,7 +206,7 @@ def quick_check(handle: DatasetHandle, keyword_dir: Path | None) -> DatasetCheck
 def _check_keywords(
     handle: DatasetHandle, keyword_dir: Path | None, live: set[str], problems: list[str], notes: list[str]
 ) -> int | None:
-    """The saved keyword index against the live ids (a fresh read of the folder, not the in-memory one)."""
+    """The saved keyword index against the live ids (a fresh read of its shelf, not the in-memory one)."""
     if keyword_dir is None:
         return None
     if not handle.keywords.has_saved():

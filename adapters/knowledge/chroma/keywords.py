@@ -3,7 +3,8 @@
 The segments live in adapters.knowledge.keywords; this module ties them to a dataset: it loads the
 saved index once, takes what another process saved when the catalog has moved on, aligns it with the
 live chunk ids of the catalog (reading missing texts back from Chroma), makes held changes searchable
-when searched, and applies document changes at the moment the catalog flips. Every function here blocks: callers run them in worker threads, under the dataset's keyword lock.
+when searched, and applies document changes at the moment the catalog flips. Every function here
+blocks: callers run them in worker threads, under the dataset's keyword lock.
 """
 
 from __future__ import annotations
