@@ -22,17 +22,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import chromadb
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from adapters.embedders.e5 import E5_MODEL_NAME, E5Embedder  # noqa: E402
 from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder  # noqa: E402
-from adapters.knowledge.chroma.kb import ChromaKnowledgeBase  # noqa: E402
-from adapters.knowledge.document_readers import UnreadableDocument, iter_document_paths, read_document  # noqa: E402
-from core.knowledge.ingest import ingest  # noqa: E402
+from adapters.knowledge.document_readers import iter_document_paths  # noqa: E402
 from core.ports import Embedder  # noqa: E402
+from tests.benchmarks.bench_kb import kb_ingest  # noqa: E402
 
 DATA = Path(os.environ.get("KB_BENCH_DATA", "/work/shared/data"))
 GOAL = 0.90
@@ -73,27 +70,10 @@ async def measure(folder: Path, paths: list[Path], name: str, threads: int) -> t
     """(chunks embedded, ingest seconds, embedder-alone seconds) for one embedder and thread count."""
     recording = RecordingEmbedder(build(name, threads))
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as home:
-        kb = ChromaKnowledgeBase(
-            chromadb.PersistentClient(path=str(Path(home) / "chroma")),
-            embedders=lambda model: recording,
-            keyword_home=Path(home) / "keywords",
-        )
         started = time.perf_counter()
-        try:
-            await ingest(
-                kb,
-                "bench",
-                paths,
-                read=read_document,
-                embedding_model=name,
-                roots=[folder],
-                unreadable=(UnreadableDocument, OSError, UnicodeError),
-                on_event=lambda event: None,
-            )
-            await kb.flush()
-            ingest_seconds = time.perf_counter() - started
-        finally:
-            await kb.close()
+        _, kb = await kb_ingest(Path(home), folder, recording, paths)
+        ingest_seconds = time.perf_counter() - started
+        await kb.close()
     alone = build(name, threads)
     started = time.perf_counter()
     for texts in recording.calls:

@@ -64,6 +64,7 @@ from core.knowledge.ingest import ingest  # noqa: E402
 from core.knowledge.ingest_plan import IngestSummary  # noqa: E402
 from core.knowledge.search import relative_score_fuse, rrf_fuse  # noqa: E402
 from core.models import Chunk, DocumentInfo, Hit, SearchRequest  # noqa: E402
+from core.ports import Embedder  # noqa: E402
 from tests.benchmarks.mixed_formats import bench_formats  # noqa: E402
 
 DATA = Path(os.environ.get("KB_BENCH_DATA", "/work/shared/data")) / "zh_cmrc2018"
@@ -201,16 +202,19 @@ def write_corpus(folder: Path, size: int, seed: int = 7) -> dict[str, np.ndarray
     return table
 
 
-async def kb_ingest(home: Path, folder: Path, embedder: LookupEmbedder) -> tuple[IngestSummary, Any]:
+async def kb_ingest(
+    home: Path, folder: Path, embedder: Embedder, paths: Sequence[Path] | None = None
+) -> tuple[IngestSummary, Any]:
     """What `kb ingest FOLDER --dataset bench` does (bot/cli/knowledge/ingest.py: scan, open, ingest, flush),
-    with the lookup embedder; the knowledge base is returned open (close() stops its worker processes)."""
-    paths = list(iter_document_paths([folder]))
+    with this embedder (of paths when given, else every file of folder); the knowledge base is returned open
+    (close() stops its worker processes)."""
+    paths = list(iter_document_paths([folder])) if paths is None else list(paths)
     kb = ChromaKnowledgeBase(
         chromadb.PersistentClient(path=str(home / "chroma")),
         embedders=lambda m: embedder,
         keyword_home=home / "keywords",
     )
-    model = await kb.dataset_model("bench") or MODEL
+    model = await kb.dataset_model("bench") or embedder.name
     summary = await ingest(
         kb,
         "bench",
