@@ -10,10 +10,11 @@ from dataclasses import dataclass, replace
 
 from core import messages
 from core.answering import log_context
-from core.answering.answer import citations, uncertainty_notice
+from core.answering.answer import citations, cited_numbers, uncertainty_notice
 from core.answering.attribution import attribute
 from core.answering.claims import check_claims
 from core.answering.generation import AnswerWriter
+from core.answering.left_out import left_out_text
 from core.answering.run_ledger import RunLedger
 from core.commands import Ask, AskAgain, GiveFeedback, Question
 from core.conversation.orphans import DEFAULT_GRACE, OrphanSweeper
@@ -43,8 +44,16 @@ from core.models import (
     Turn,
     Usage,
 )
-from core.ports import ContextLoader, ConversationLock, Engine, Records, Retriever, SentenceMeaning
-from core.record import Attribution, Record, UsageTally
+from core.ports import (
+    ContextLoader,
+    ConversationLock,
+    Engine,
+    LeftOutParts,
+    Records,
+    Retriever,
+    SentenceMeaning,
+)
+from core.record import Attribution, Record, SuppliedQuote, UsageTally
 from core.retrieval.topic import topic_query
 from core.retrieval.versions import version_note
 from core.text import detect_language, normalize_query
@@ -95,6 +104,7 @@ class Pipeline:
         limits: PipelineLimits | None = None,
         orphan_grace: float = DEFAULT_GRACE,
         meaning: SentenceMeaning | None = None,
+        left_out: LeftOutParts | None = None,
     ) -> None:
         self._records = records
         self.lock = lock
@@ -104,6 +114,7 @@ class Pipeline:
         self._fallback = fallback_engine
         self._compactor = compactor
         self._meaning = meaning  # ties a model's sentence that rephrases its source to that source
+        self._left_out = left_out  # quotes the parts a model's answer left out
         self._limits = limits or PipelineLimits()
         self._writer = AnswerWriter(
             engine, fallback=fallback_engine, allow_fallback=self._limits.answer_fallback
@@ -297,8 +308,16 @@ class Pipeline:
         answer, engine_name = await self._writer.write(request, run, emit)
         since = run.lap("generation", since)
         attributions: tuple[Attribution, ...] = ()
+        supplied: tuple[SuppliedQuote, ...] = ()
         if not engine_name.startswith("extractive"):  # quotes carry their paragraph's marker already
             answer, attributions = await asyncio.to_thread(attribute, answer, outcome.hits, self._meaning)
+            if self._left_out is not None and outcome.hits:
+                cited_now = cited_numbers(answer, len(outcome.hits))
+                supplied = await self._left_out.left_out(request, cited_now)
+                if supplied:
+                    quoted = left_out_text(supplied, run.lang)
+                    await emit(AnswerDelta(text=f"\n\n{quoted}"))
+                    answer = f"{answer.rstrip()}\n\n{quoted}"
         check = await asyncio.to_thread(
             check_claims,
             answer,
@@ -334,6 +353,7 @@ class Pipeline:
             evidence_ids=tuple(hit.id for hit in outcome.hits),
             unsupported=check.claims,
             attributions=attributions,
+            supplied=supplied,
             usage=UsageTally(run.usage.prompt_tokens, run.usage.completion_tokens, run.model_calls),
         )
         return await self._records.complete_record(

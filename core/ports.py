@@ -29,7 +29,7 @@ from core.models import (
     Turn,
     Usage,
 )
-from core.record import NO_DETAILS, Record, RecordDetails
+from core.record import NO_DETAILS, Record, RecordDetails, SuppliedQuote
 from core.sources.models import Fetched, SourceSpec, SourceState, SyncedDocument, SyncReport
 
 
@@ -164,6 +164,16 @@ class KeyTermCheck(Protocol):
 
     async def unsupported_parts(self, question: str, evidence: Sequence[Hit]) -> list[str]:
         """The question's parts whose key terms (entities, an asked quantity) the evidence lacks."""
+        ...
+
+
+class LeftOutParts(Protocol):
+    """Quotes the evidence for the parts of a question a model's answer left out (the extractive engine
+    provides it; docs/design.md#parts-the-answer-left-out)."""
+
+    async def left_out(self, request: AnswerRequest, cited: Sequence[int]) -> tuple[SuppliedQuote, ...]:
+        """For each part the evidence supports from paragraphs none of ``cited`` (1-based) names, its best
+        sentences from those paragraphs; () when the answer cites what every supported part needs."""
         ...
 
 

@@ -105,6 +105,25 @@ class Attribution:
 
 
 @dataclass(frozen=True, slots=True)
+class SuppliedQuote:
+    """A sentence of the evidence quoted under a model's answer for a question part the answer left out
+    (core/answering/left_out.py)."""
+
+    part: str  # the question part the answer did not answer from its supporting paragraphs
+    sentence: str  # as quoted, without its marker
+    source: int  # the paragraph's evidence number
+
+    def to_json(self) -> dict[str, object]:
+        """part, sentence, source."""
+        return {"part": self.part, "sentence": self.sentence, "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SuppliedQuote:
+        """A stored quote; missing fields read as empty."""
+        return cls(_str(data.get("part")), _str(data.get("sentence")), _int(data.get("source")))
+
+
+@dataclass(frozen=True, slots=True)
 class CitedSource:
     """A numbered source under an answer: the evidence paragraph it cites (n is its evidence number)."""
 
@@ -240,6 +259,7 @@ class RecordDetails:
     evidence_ids: tuple[str, ...] = ()
     unsupported: tuple[UnsupportedClaim, ...] = ()  # claims no source holds (answered group)
     attributions: tuple[Attribution, ...] = ()  # per model-written sentence, its paragraph (answered group)
+    supplied: tuple[SuppliedQuote, ...] = ()  # quoted for parts a model's answer left out (answered group)
     usage: UsageTally | None = None
     timings: PhaseTimings | None = None
     failure: str = ""
@@ -278,6 +298,8 @@ class RecordDetails:
             data["unsupported"] = [claim.to_json() for claim in self.unsupported]
         if self.engine or self.attributions:
             data["attributions"] = [item.to_json() for item in self.attributions]
+        if self.engine or self.supplied:
+            data["supplied"] = [item.to_json() for item in self.supplied]
         if self.usage is not None:
             data["usage"] = self.usage.to_json()
         if self.timings is not None:
@@ -313,6 +335,7 @@ class RecordDetails:
                 UnsupportedClaim.from_json(item) for item in _mappings(data.get("unsupported"))
             ),
             attributions=tuple(Attribution.from_json(item) for item in _mappings(data.get("attributions"))),
+            supplied=tuple(SuppliedQuote.from_json(item) for item in _mappings(data.get("supplied"))),
             usage=UsageTally.from_json(usage) if usage is not None else None,
             timings=PhaseTimings.from_json(timings) if timings is not None else None,
             failure=_str(data.get("failure")),

@@ -20,12 +20,14 @@ from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, asses
 from adapters.extractive.judging.key_terms import parts_missing_key_terms
 from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import Sentence, split_sentences
+from adapters.extractive.left_out import left_out_quotes
 from adapters.extractive.question.parts import question_parts, split_question
 from adapters.extractive.rewrite import rewrite_question
 from adapters.extractive.summary import summarise_turns
 from core.errors import ModelOutputInvalid
 from core.models import AnswerRequest, Assessment, Completion, Hit, Turn, Usage
 from core.ports import Embedder
+from core.record import SuppliedQuote
 from core.retrieval.complexity import extract_features, rule_score
 
 MULTIHOP_RULE_THRESHOLD = 0.4  # the rule score's fallback threshold (docs/design.md#routing-tiers)
@@ -106,6 +108,14 @@ class ExtractiveEngine:
     async def unsupported_parts(self, question: str, evidence: Sequence[Hit]) -> list[str]:
         """The parts whose key terms (entities, an asked quantity) the evidence lacks (judging/key_terms.py)."""
         return await asyncio.to_thread(parts_missing_key_terms, question, tuple(evidence))
+
+    async def left_out(self, request: AnswerRequest, cited: Sequence[int]) -> tuple[SuppliedQuote, ...]:
+        """The covered parts a model's answer cites no supporting paragraph of, quoted (left_out.py)."""
+        question = request.standalone or request.question
+        meaning = await self._meaning(question, request.evidence)
+        return await asyncio.to_thread(
+            left_out_quotes, request, tuple(cited), threshold=self._threshold, meaning=meaning
+        )
 
     async def summarise(self, previous: str, turns: Sequence[Turn], *, max_tokens: int) -> tuple[str, Usage]:
         """Questions and fact-bearing answer sentences merged into the previous summary, within budget."""

@@ -215,6 +215,7 @@ async def build_services(
             ),
             orphan_grace=settings.slack.pending_grace,
             meaning=LocalMeaning(),
+            left_out=key_terms,
         )
         ledger, sources = SqlDeliveryLedger(store.database), SqlSourceRegistry(store.database)
         yield Services(settings, store, ledger, lock, kb, engine, pipeline, loader, sources)

@@ -177,6 +177,7 @@ MESSAGES: dict[str, str] = {
     "trace.origin.answer": "from the answer of record {record_id}",
     "trace.origin.citation": "from a document the answer of record {record_id} cited",
     # what the answer adds: sources, notices, the version note
+    "answer.left_out": 'The answer above leaves out "{part}"; the sources say:',
     "answer.sources": "Sources:",
     "answer.uncertain": (
         "Note: this question needs several steps of reasoning, but the available sources may not be enough to "

@@ -150,6 +150,7 @@ MESSAGES: dict[str, str] = {
     "trace.origin.answer": "来自记录 {record_id} 的回答",
     "trace.origin.citation": "来自记录 {record_id} 的回答所引用的文档",
     # what the answer adds: sources, notices, the version note
+    "answer.left_out": "上面的回答没有涉及「{part}」，资料中的相关内容：",
     "answer.sources": "来源:",
     "answer.uncertain": "注意：该问题需要多步推理，但当前资料可能不足以完整回答，以上结论仅供参考。",
     "answer.uncertain_single": "注意：当前资料可能不足以完整回答该问题，以上结论仅供参考。",

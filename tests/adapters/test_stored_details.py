@@ -57,12 +57,13 @@ async def _column(backend: Backend, record_id: int) -> dict[str, Any]:
 
 def _versioned(details: dict[str, Any]) -> dict[str, Any]:
     """Today's JSON as the typed details write it: the same keys, with "v" at the top and in each attempt, and
-    an answered group's (empty) lists of unsupported claims and attributions, which rows before the claim check
-    lack."""
+    an answered group's (empty) lists of unsupported claims, attributions and quotes for left-out parts, which
+    rows before the claim check lack."""
     data = {"v": DETAILS_VERSION, **copy.deepcopy(details)}
     if "engine" in data:
         data.setdefault("unsupported", [])
         data.setdefault("attributions", [])
+        data.setdefault("supplied", [])
     for attempt in data.get("previous_answers", []):
         attempt["details"] = _versioned(attempt["details"])
     return data

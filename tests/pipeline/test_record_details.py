@@ -20,6 +20,7 @@ from core.record import (
     PhaseTimings,
     Record,
     RecordDetails,
+    SuppliedQuote,
     UnsupportedClaim,
     UsageTally,
     Verdict,
@@ -69,6 +70,7 @@ EVERYTHING = RecordDetails(
     evidence_ids=("p1", "p2", "p3"),
     unsupported=(UnsupportedClaim("九十日", "number", "应在九十日内提出。"),),
     attributions=(Attribution("年假 5 天。", 1, "corrected", 0.8),),
+    supplied=(SuppliedQuote("病假有几天", "每年 12 天带薪病假。", 2),),
     usage=UsageTally(100, 20, 4),
     timings=PhaseTimings(context=0.1, rewrite=0.2, retrieval=0.3, generation=0.4, claims=0.01, total=1.0),
     failure="",
@@ -106,6 +108,7 @@ def test_to_json_writes_the_version_and_only_what_is_set() -> None:
         "evidence_ids": [],
         "unsupported": [],
         "attributions": [],
+        "supplied": [],
     }
     assert RecordDetails(timings=PhaseTimings(context=0.5)).to_json() == {
         "v": DETAILS_VERSION,
@@ -129,7 +132,8 @@ def test_to_json_writes_the_version_and_only_what_is_set() -> None:
     assert stored["previous_answers"][0]["details"]["failure"] == "interrupted"
 
 
-ADDED_KEYS = {"unsupported", "attributions"}  # written by every answered record since the claim check
+# written by every answered record since the claim check (supplied: since the quotes for left-out parts)
+ADDED_KEYS = {"unsupported", "attributions", "supplied"}
 ADDED_TIMINGS = {"claims"}
 
 

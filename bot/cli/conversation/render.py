@@ -127,6 +127,16 @@ def format_trace(record: Record, delivery: Delivery | None = None) -> str:
             lines.append(
                 t(f"trace.attribution.{tied.how}", lang, where=where, sentence=one_line(tied.sentence))
             )
+    for quote in record.details.supplied:
+        lines.append(
+            t(
+                "trace.supplied",
+                lang,
+                part=one_line(quote.part),
+                where=f"[{quote.source}]",
+                sentence=one_line(quote.sentence),
+            )
+        )
     for claim in record.details.unsupported:
         key = "trace.unsupported.name" if claim.kind == "name" else "trace.unsupported.number"
         lines.append(t(key, lang, claim=claim.text, sentence=one_line(claim.sentence)))

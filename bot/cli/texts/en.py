@@ -37,6 +37,7 @@ MESSAGES: dict[str, str] = {
     "trace.attribution.removed": "citation removed, no paragraph supports: “{sentence}”",
     "trace.attribution.none": "no paragraph supports: “{sentence}”",
     "trace.attribution.by_meaning": " (by meaning, similarity {similarity})",
+    "trace.supplied": "quoted {where} for “{part}”, which the answer left out: “{sentence}”",
     "trace.unsupported.number": "no source states the figure {claim} — in “{sentence}”",
     "trace.unsupported.name": "no source names {claim} — in “{sentence}”",
     "context.disabled": "context: history disabled",

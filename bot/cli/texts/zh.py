@@ -32,6 +32,7 @@ MESSAGES: dict[str, str] = {
     "trace.attribution.removed": "已删去引用，没有资料支持：「{sentence}」",
     "trace.attribution.none": "没有资料支持：「{sentence}」",
     "trace.attribution.by_meaning": "（按语义，相似度 {similarity}）",
+    "trace.supplied": "回答没有涉及「{part}」，已摘录 {where}：「{sentence}」",
     "trace.unsupported.number": "资料中找不到数字 {claim} — 出自「{sentence}」",
     "trace.unsupported.name": "资料中找不到名称 {claim} — 出自「{sentence}」",
     "context.disabled": "上下文: 未使用历史",
