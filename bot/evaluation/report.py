@@ -26,6 +26,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("unsupported", "answers with unsupported claims"),
     ("attributed", "model sentences tied to a paragraph"),
     ("markers_corrected", "model markers corrected or removed"),
+    ("left_out", "answers with left-out parts quoted"),
     ("mean_rounds", "mean rounds"),
     ("calls", "calls/question rw·vote·assess·sum·ans"),
     ("latency", "latency p50 / p95 (s)"),

@@ -72,6 +72,7 @@ class QuestionResult:
     attributions: dict[str, int] = field(
         default_factory=dict
     )  # sentences by how they were tied (kept, added…)
+    left_out: list[str] = field(default_factory=list)  # parts a model's answer left out, quoted under it
     claims_seconds: float = 0.0  # the claim check's share of the answer's time
     seconds: float = 0.0
     answer: str = ""
@@ -113,6 +114,7 @@ def score_record(
     result.engine = details.engine
     result.unsupported = [claim.text for claim in details.unsupported]
     result.attributions = dict(Counter(item.how for item in details.attributions))
+    result.left_out = list(dict.fromkeys(quote.part for quote in details.supplied))
     result.claims_seconds = (details.timings.claims or 0.0) if details.timings else 0.0
     result.baseline_found = found_gold(item.gold, map(_paragraph, baseline))
     result.final_found = found_gold(item.gold, map(_paragraph, evidence))

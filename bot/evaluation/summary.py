@@ -60,6 +60,7 @@ class GroupSummary:
     unsupported: Rate  # answers stating a claim no source holds
     attributed: Rate  # model-written sentences tied to a paragraph, of those attribution looked at
     markers_corrected: Rate  # model markers moved or removed, of the markers the model wrote
+    left_out: Rate  # answers with a part the model left out, quoted from its sources
     mean_rounds: float
     calls: dict[str, float]
     latency_p50: float | None
@@ -145,6 +146,7 @@ def summarise(name: str, results: Sequence[QuestionResult]) -> GroupSummary:
                 for how in ("kept", "corrected", "removed")
             ),
         ),
+        left_out=Rate(sum(bool(result.left_out) for result in answered), len(answered)),
         mean_rounds=statistics.fmean(result.rounds for result in answered) if answered else 0.0,
         calls=calls,
         latency_p50=_percentile(seconds, 0.5),

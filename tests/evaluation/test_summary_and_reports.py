@@ -106,14 +106,17 @@ def test_the_parts_judged_missing_are_listed_for_hedged_answerable_questions_onl
 
 def test_claim_and_attribution_rows_count_answers_sentences_and_markers() -> None:
     """Answers with an unsupported claim; sentences tied to a paragraph (kept, corrected, added) of those
-    looked at; markers corrected or removed of the markers the model wrote; the rows are in the table."""
+    looked at; markers corrected or removed of the markers the model wrote; answers with a left-out part
+    quoted; the rows are in the table."""
     results = [
         _result(id="1", unsupported=["45 天"], attributions={"kept": 1, "corrected": 1, "none": 2}),
-        _result(id="2", attributions={"added": 3, "removed": 1}),
+        _result(id="2", attributions={"added": 3, "removed": 1}, left_out=["病假有几天"]),
     ]
     [group] = summarise_all(results)
     assert (group.unsupported.hits, group.unsupported.total) == (1, 2)
     assert (group.attributed.hits, group.attributed.total) == (5, 8)
     assert (group.markers_corrected.hits, group.markers_corrected.total) == (2, 3)
+    assert (group.left_out.hits, group.left_out.total) == (1, 2)
     table = render_table([group])
     assert "model sentences tied to a paragraph" in table and "model markers corrected or removed" in table
+    assert "answers with left-out parts quoted" in table
