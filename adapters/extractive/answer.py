@@ -28,6 +28,7 @@ from adapters.extractive.language.relevance import SentenceIndex, score_sentence
 from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import Sentence, split_sentences
 from adapters.extractive.language.terms import Haystack, terms
+from adapters.extractive.question.chain import carried_words
 from adapters.extractive.question.parts import question_parts
 from adapters.extractive.question.salience import Stack
 from core.messages import text
@@ -108,11 +109,13 @@ def best_sentences(
     meaning: Similarities | None = None,
     *,
     preferred: frozenset[int] = frozenset(),
+    also: Sequence[str] = (),
 ) -> list[Sentence]:
     """The sentences that answer a part best (language/relevance.py), in evidence order: the best-scored
     one, and those within ``WORDS_FLOOR`` of the best word share or ``MEANING_MARGIN`` of the best
-    similarity (``OUTSIDE_*`` for a sentence outside the ``preferred`` paragraphs, 1-based, when given)."""
-    scored = score_sentences(part, SentenceIndex.of(evidence, candidates), meaning)
+    similarity (``OUTSIDE_*`` for a sentence outside the ``preferred`` paragraphs, 1-based, when given);
+    ``also``: words the part carries from an earlier part's answer (question/chain.py)."""
+    scored = score_sentences(part, SentenceIndex.of(evidence, candidates), meaning, also=also)
     if not scored:
         return []
     top = scored[0]
@@ -176,14 +179,19 @@ def supported_sentences(
     meaning: Similarities | None = None,
     *,
     others: frozenset[int] = frozenset(),
+    also: Sequence[str] = (),
 ) -> list[Sentence]:
     """The best sentences of the paragraphs that support the part, or of another paragraph naming its subject
     that no other part is answered from (``others``, 1-based); the anchor always contributes one, and a
-    bridge hop's linked paragraph what it adds (_hop_sentences)."""
+    bridge hop's linked paragraph what it adds (_hop_sentences). A part pointing back at an earlier part's
+    answer (``also``, question/chain.py) is answered by the sentences naming that answer when some do."""
     sources = {index + 1 for index in support.paragraphs}
     if support.hop is None:
         sources |= _naming(support, evidence) - others
     pool = [s for s in candidates if s.source in sources]
+    naming = [s for s in pool if Haystack.of(s.text).matched(also)] if also else []
+    if naming:
+        return best_sentences(support.part, evidence, naming, meaning, also=also)
     chosen = list(support.quoted[:MEANING_SENTENCES])
     supporting = frozenset(index + 1 for index in support.paragraphs)
     chosen.extend(
@@ -231,7 +239,10 @@ def answer_pieces(
     parts = question_parts(question)
     candidates = split_sentences(evidence)
     pieces = [text("extractive.label", lang) + "\n"]
+    previous, answered = "", list[Sentence]()  # the part before and the sentences quoted for it
     for part in parts:
+        also = carried_words(part, previous, answered)
+        previous, answered = part, []
         if len(parts) > 1:
             pieces.append(text("extractive.part_heading", lang, part=part))
         support = by_part.get(part)
@@ -243,7 +254,7 @@ def answer_pieces(
             ) - {index + 1 for index in support.paragraphs}
             quoted = support if support.covered else partly_supported(support, evidence)
             chosen = (
-                supported_sentences(quoted, evidence, candidates, meaning, others=others)
+                supported_sentences(quoted, evidence, candidates, meaning, others=others, also=also)
                 if quoted is not None
                 else []
             )
@@ -259,5 +270,6 @@ def answer_pieces(
             continue
         if len(parts) == 1:
             pieces.append("\n")
+        answered = chosen
         pieces.extend(f"- {sentence.text} [{sentence.source}]\n" for sentence in chosen)
     return pieces

@@ -20,6 +20,7 @@ from adapters.extractive.judging.bridges import is_bridge_shaped
 from adapters.extractive.judging.support import PartSupport
 from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import Sentence, split_sentences
+from adapters.extractive.question.chain import carried_words
 from core.models import AnswerRequest
 from core.record import SuppliedQuote
 
@@ -52,13 +53,17 @@ def left_out_quotes(
     answered = frozenset(cited)
     candidates = split_sentences(evidence)
     quotes: list[SuppliedQuote] = []
+    previous, answered_before = "", list[Sentence]()  # the part before and the sentences quoted for it
     for support in supports:
+        also = carried_words(support.part, previous, answered_before)
+        previous, answered_before = support.part, []
         if not support.covered or not support.paragraphs:
             continue
         others = frozenset(
             index + 1 for other in supports if other is not support for index in other.paragraphs
         ) - {index + 1 for index in support.paragraphs}
-        quoted = supported_sentences(support, evidence, candidates, meaning, others=others)
+        quoted = supported_sentences(support, evidence, candidates, meaning, others=others, also=also)
+        answered_before = quoted
         if needed_paragraphs(support, quoted) & answered:
             continue
         chosen = [sentence for sentence in quoted if sentence.source not in answered][:QUOTED_PER_PART]

@@ -146,3 +146,13 @@ def test_english_compared_names_each_get_a_part(question: str, parts: list[str])
 def test_names_joined_without_a_comparison_stay_together(question: str) -> None:
     """A title containing 'and', or two names a film stars, is not a comparison: the question stays whole."""
     assert split_question(question) == [question]
+
+
+def test_an_english_clause_opening_with_a_preposition_and_a_wh_word_is_a_part_of_its_own() -> None:
+    """ ", and on which floor …?" asks something of its own: the question splits there, nothing distributed."""
+    assert split_question(
+        "Incidents are escalated to which group's lead, and on which floor does that group sit?"
+    ) == [
+        "Incidents are escalated to which group's lead",
+        "on which floor does that group sit",
+    ]

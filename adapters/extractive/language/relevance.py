@@ -75,10 +75,12 @@ def score_sentences(
     meaning: Similarities | None,
     *,
     among: Sequence[Sentence] | None = None,
+    also: Sequence[str] = (),
 ) -> list[Scored]:
-    """The sentences (all, or those ``among``) that share a word with the part or are close in meaning to it,
-    best first (ties in evidence order)."""
-    wanted = terms(part)  # deduplicated, in order
+    """The sentences (all, or those ``among``) that share a word with the part (or ``also``: words it carries
+    from an earlier part's answer, question/chain.py) or are close in meaning to it, best first (ties in
+    evidence order)."""
+    wanted = list(dict.fromkeys([*terms(part), *also]))  # deduplicated, in order
     weights = index.idf(wanted)
     total = sum(weights.values())
     similar = {sentence: score for score, sentence in meaning.ranked(part)} if meaning is not None else {}
