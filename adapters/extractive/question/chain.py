@@ -2,9 +2,10 @@
 
 "VPN 由哪个部门负责运维？这个部门的负责人是谁？": the second part asks about whatever answers the first, so
 its sentence is the one naming that department (基础设施组), not any department's head. The first part's
-answer is the clause of its best quoted sentence that matches the first part most ("VPN 由基础设施组负责运维");
-its words the first part does not hold (基础设施) are what "这个部门" stands for, and they join the second
-part's words when its sentences are chosen (docs/design.md#the-extractive-answer). Pure; jieba (CPU-bound).
+answer is the clause of its quoted sentences that matches the first part most ("VPN 由基础设施组负责运维"),
+when it restates most of it; its words the first part does not hold (基础设施) are what "这个部门" stands
+for, and they join the second part's words when its sentences are chosen
+(docs/design.md#the-extractive-answer). Pure; jieba (CPU-bound).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _BACK_EN = re.compile(
 )
 _CLAUSE = re.compile(r"[，,；;：:。！？!?]|\.(?=\s|$)")
 CARRIED_WORDS = 4  # at most this many words of the earlier answer are carried
+CLAUSE_SHARE = 0.6  # the earlier answer's clause holds this share of the earlier part's words, or none is
 
 
 def points_back(part: str) -> bool:
@@ -33,14 +35,16 @@ def points_back(part: str) -> bool:
     return bool(_BACK_ZH.search(part) or _BACK_EN.search(part))
 
 
-def answer_words(previous: str, answer: Sentence, part: str) -> tuple[str, ...]:
-    """The words of the clause of ``answer`` that matches ``previous`` best, which neither part holds."""
+def answer_words(previous: str, answer: Sequence[Sentence], part: str) -> tuple[str, ...]:
+    """The words of the clause of the ``answer`` sentences that matches ``previous`` best, which neither part
+    holds; () unless that clause holds ``CLAUSE_SHARE`` of the earlier part's words (a clause restating the
+    earlier part with its answer in it, not a sentence that only shares a word with it)."""
     wanted = terms(previous)
-    clauses = [clause for clause in _CLAUSE.split(answer.text) if clause.strip()]
+    clauses = [clause for sentence in answer for clause in _CLAUSE.split(sentence.text) if clause.strip()]
     if not wanted or not clauses:
         return ()
     best = max(clauses, key=lambda clause: len(Haystack.of(clause).matched(wanted)))
-    if not Haystack.of(best).matched(wanted):
+    if len(Haystack.of(best).matched(wanted)) < CLAUSE_SHARE * len(wanted):
         return ()
     held = {*wanted, *terms(part)}
     return tuple(word for word in terms(best) if word not in held)[:CARRIED_WORDS]
@@ -50,4 +54,4 @@ def carried_words(part: str, previous: str, previous_answer: Sequence[Sentence])
     """The earlier part's answer words a part pointing back at it carries; () for any other part."""
     if not previous or not previous_answer or not points_back(part):
         return ()
-    return answer_words(previous, previous_answer[0], part)
+    return answer_words(previous, previous_answer, part)
