@@ -46,12 +46,14 @@ _CONJUNCTIONS_ZH = frozenset("和 与 及 跟 同 或 或者 还是 比".split()
 _INTERROGATIVES_ZH = re.compile(
     r"哪|什么|多少|几|多久|多长|如何|怎么|怎样|为什么|为何|是否|吗|呢|谁|何时|有没有"
 )
-# an English clause that asks: it opens with an interrogative or auxiliary, or with a preposition and a
-# wh-word ("…, and on which floor does that group sit?", "in what year…")
 _INTERROGATIVES_EN = re.compile(
-    r"^(?:(?:on|in|at|for|from|to|with|by|of|during|since|until|under|after|before)\s+"
-    r"(?:what|which|whom|whose)|what|how|when|where|which|who|whom|whose|why|is|are|was|were|do|does|did|can|"
-    r"could|should|must|will|would|may)\b",
+    r"^(?:what|how|when|where|which|who|whom|whose|why|is|are|was|were|do|does|did|can|could|should|must|"
+    r"will|would|may)\b",
+    re.IGNORECASE,
+)
+# after "and", a clause asking through a preposition ("…, and on which floor does that group sit?")
+_PREPOSITION_WH_EN = re.compile(
+    r"^(?:on|in|at|for|from|to|with|by|of|during|since|until|under|after|before)\s+(?:what|which)\b",
     re.IGNORECASE,
 )
 _DISTRIBUTE_EN = re.compile(
@@ -230,7 +232,7 @@ def _split_conjunctions_en(segment: str) -> list[str]:
     if not match:
         return [segment]
     left, right = segment[: match.start()], segment[match.end() :]
-    if _INTERROGATIVES_EN.match(right.strip()):
+    if _INTERROGATIVES_EN.match(right.strip()) or _PREPOSITION_WH_EN.match(right.strip()):
         return [left, *_split_conjunctions_en(right)]
     if not _DISTRIBUTE_EN.search(segment):
         return [segment]
