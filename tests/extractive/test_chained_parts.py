@@ -35,3 +35,17 @@ async def test_the_second_hop_quotes_the_line_about_the_first_hops_answer_not_ev
     second = completions[0].text.split("【这个部门的负责人是谁】", 1)[1]
     assert "负责人为林远航" in second
     assert not any(name in second for name in ("周晓岚", "陈立衡", "顾以宁"))
+
+
+def test_nothing_is_carried_from_an_earlier_part_too_short_or_an_answer_not_restating_it() -> None:
+    """ "Which year" names one word: any clause with "year" would pass for its answer; a sentence sharing one
+    word of a longer part does not restate it either."""
+    answer = Sentence(
+        text="The Buffaloes were led by fourth year head coach Dan Hawkins.", source=1, position=0
+    )
+    assert carried_words("which conference was this conference", "Which year", [answer]) == ()
+    other = Sentence(text="由用人单位以劳动者试用期满月工资为标准支付赔偿金。", source=1, position=0)
+    assert (
+        carried_words("按那个标准每年算多少", "公司违法解除劳动合同要付的赔偿金是按哪种标准算的", [other])
+        == ()
+    )

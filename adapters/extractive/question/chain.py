@@ -28,6 +28,7 @@ _BACK_EN = re.compile(
 _CLAUSE = re.compile(r"[，,；;：:。！？!?]|\.(?=\s|$)")
 CARRIED_WORDS = 4  # at most this many words of the earlier answer are carried
 CLAUSE_SHARE = 0.6  # the earlier answer's clause holds this share of the earlier part's words, or none is
+PREVIOUS_WORDS = 2  # an earlier part of fewer words ("Which year") says too little to find its answer clause
 
 
 def points_back(part: str) -> bool:
@@ -37,11 +38,12 @@ def points_back(part: str) -> bool:
 
 def answer_words(previous: str, answer: Sequence[Sentence], part: str) -> tuple[str, ...]:
     """The words of the clause of the ``answer`` sentences that matches ``previous`` best, which neither part
-    holds; () unless that clause holds ``CLAUSE_SHARE`` of the earlier part's words (a clause restating the
-    earlier part with its answer in it, not a sentence that only shares a word with it)."""
+    holds; () unless that clause holds ``CLAUSE_SHARE`` of the earlier part's words, at least
+    ``PREVIOUS_WORDS`` of them (a clause restating the earlier part with its answer in it, not a sentence
+    that only shares a word with it)."""
     wanted = terms(previous)
     clauses = [clause for sentence in answer for clause in _CLAUSE.split(sentence.text) if clause.strip()]
-    if not wanted or not clauses:
+    if len(wanted) < PREVIOUS_WORDS or not clauses:
         return ()
     best = max(clauses, key=lambda clause: len(Haystack.of(clause).matched(wanted)))
     if len(Haystack.of(best).matched(wanted)) < CLAUSE_SHARE * len(wanted):
