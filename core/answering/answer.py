@@ -27,6 +27,24 @@ _SCAFFOLD = re.compile(r"\[[^\]\n]{0,12}\]|</?[A-Za-z_][^>\n]*>|&[a-z]+;")
 _WORD = re.compile(r"[A-Za-z]{2,}|[\u4e00-\u9fff]|\d+")
 
 
+# a line holding only one of the answer prompt's own element tags, which a small model copies into its
+# answer ("…（六）属于本机关的管辖范围；\n</paragraph>\n\n资料中没有答案。"); a tag inside a line may be the
+# documents' own text (a page about markup) and is left alone
+_PROMPT_TAG_LINE = re.compile(
+    r'^[ \t]*</?(?:evidence|paragraph|question|gaps|history)(?:\s+[\w-]+="[^"\n]*")*\s*>[ \t]*(?:\n|$)',
+    re.MULTILINE,
+)
+_EMPTY_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
+
+
+def without_prompt_tags(body: str) -> str:
+    """A model's answer without the lines that hold only a prompt element's tag (</paragraph>, <evidence>),
+    the blank lines they leave closed up; everything else is left as written."""
+    if not _PROMPT_TAG_LINE.search(body):
+        return body
+    return _EMPTY_LINES.sub("\n\n", _PROMPT_TAG_LINE.sub("", body)).strip()
+
+
 def says_nothing(body: str) -> bool:
     """Whether an answer holds fewer than two words of its own: "[1]", "[1] [2]", "<evidence>1</evidence>"."""
     return len(_WORD.findall(_SCAFFOLD.sub(" ", body))) < 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from core.answering.answer import says_nothing
+from core.answering.answer import says_nothing, without_prompt_tags
 from core.answering.run_ledger import RunLedger
 from core.errors import AnswerWithoutContent, ModelError, ModelOutputInvalid, ModelRejected
 from core.events import AnswerDelta, Notice, Progress
@@ -62,6 +62,8 @@ class AnswerWriter:
             raise ModelOutputInvalid("the answer stream ended without a final result")
         ledger.charge(final.usage)
         body = final.text or "".join(parts)
+        if not engine.name.startswith("extractive"):  # quotes are the documents' own text, tags and all
+            body = without_prompt_tags(body)
         if not body.strip():
             raise ModelOutputInvalid("empty answer")
         if says_nothing(body):  # "[1]": nothing a reader can use, and nothing to check against the sources

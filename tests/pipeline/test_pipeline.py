@@ -144,6 +144,24 @@ async def test_an_answer_of_citation_markers_only_degrades_to_the_fallback_with_
     assert "answer_without_content" in done.record.details.answer_error
 
 
+async def test_the_prompts_element_tags_a_model_copies_into_its_answer_are_not_stored_or_shown() -> None:
+    """A small model copies the evidence's tags on lines of their own (an attribute holding ">" included): the
+    stored answer keeps its words, not the tag lines; a tag inside a sentence (a page about markup) stays."""
+    harness = build_harness()
+    harness.kb.add("p1", "年假 5 天", document="休假制度")
+    harness.engine.answers.append(
+        [
+            '<paragraph n="1" document="休假制度 | 总则 > 年假">\n年假 5 天[1]。\n\n</paragraph>\n\n<evidence>\n',
+            "用 <paragraph> 分段 [1]。",
+        ]
+    )
+    done = _final(await harness.ask("年假有几天?"))
+    assert isinstance(done, Done) and done.record.answer is not None
+    assert "</paragraph>" not in done.record.answer and "<evidence" not in done.record.answer
+    assert 'document="' not in done.record.answer
+    assert done.record.answer.startswith("年假 5 天[1]。\n\n用 <paragraph> 分段")
+
+
 async def test_a_refused_model_request_degrades_with_a_notice_naming_the_status_not_try_again() -> None:
     """A 401 from the answer model: the fallback answers, and its notice names the refusal and its status
     instead of calling the service temporarily unavailable."""
