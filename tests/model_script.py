@@ -216,12 +216,6 @@ class RecordedRequest:
         items = [raw] if isinstance(raw, str) or (raw and isinstance(raw[0], int)) else list(raw)
         return [item if isinstance(item, str) else " ".join(map(str, item)) for item in items]
 
-    @classmethod
-    def ends_without_finish(cls, content: str, *, chunks: int = 2) -> Reply:
-        """A streamed answer whose body ends cleanly after its deltas, with no finish_reason and no [DONE]
-        (a proxy or server that lost the upstream mid-answer)."""
-        return cls(content=content, chunks=chunks, omit_finish=True)
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (served by GET /_script/requests)."""
         return {"endpoint": self.endpoint, "body": self.body, "received_at": self.received_at}

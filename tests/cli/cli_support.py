@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import io
 import os
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,22 @@ def prepare_home(home: Path, *commands: Sequence[str]) -> Path:
         for command in commands:
             assert main(list(command)) == 0, command
     return home
+
+
+@contextlib.contextmanager
+def scripted_model(home: Path, responder: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The OpenAI-compatible test server answering with responder, and `kb` in this process pointed at it
+    with home as KB_HOME (the variables are restored by monkeypatch)."""
+    from tests.model_server import ModelServer
+
+    server = ModelServer(responder=responder)
+    with server.running_in_thread() as base_url:
+        for name, value in (
+            ("KB_HOME", str(home)),
+            ("LANG", "C.UTF-8"),
+            ("OPENAI_BASE_URL", base_url),
+            ("OPENAI_API_KEY", "k"),
+            ("KB_CHAT_MODEL", server.model),
+        ):
+            monkeypatch.setenv(name, value)
+        yield

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.sample_kb import SAMPLE_KB_DIR
-from tests.cli.cli_support import prepare_home, run_main
+from tests.cli.cli_support import prepare_home, run_main, scripted_model
 from tests.model_script import RecordedRequest, Reply
-from tests.model_server import ModelServer
 from tests.role_responder import RoleResponder, role_of
 
 INVENTED = "报销须在费用发生之日起 45 天内提交[1]。"  # the handbook says 30 days
@@ -39,16 +38,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _model(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    server = ModelServer(responder=InventingResponder())
-    with server.running_in_thread() as base_url:
-        for name, value in (
-            ("KB_HOME", str(home)),
-            ("LANG", "C.UTF-8"),
-            ("OPENAI_BASE_URL", base_url),
-            ("OPENAI_API_KEY", "k"),
-            ("KB_CHAT_MODEL", server.model),
-        ):
-            monkeypatch.setenv(name, value)
+    with scripted_model(home, InventingResponder(), monkeypatch):
         yield
 
 

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.sample_kb import SAMPLE_KB_DIR
-from tests.cli.cli_support import prepare_home, run_main
+from tests.cli.cli_support import prepare_home, run_main, scripted_model
 from tests.model_script import RecordedRequest, Reply
-from tests.model_server import ModelServer
 from tests.role_responder import RoleResponder, role_of
 
 QUESTION = "年假有几天？报销的截止期限是多久？"
@@ -48,16 +47,7 @@ def responder() -> ScriptedAnswer:
 
 @pytest.fixture(autouse=True)
 def _model(home: Path, responder: ScriptedAnswer, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    server = ModelServer(responder=responder)
-    with server.running_in_thread() as base_url:
-        for name, value in (
-            ("KB_HOME", str(home)),
-            ("LANG", "C.UTF-8"),
-            ("OPENAI_BASE_URL", base_url),
-            ("OPENAI_API_KEY", "k"),
-            ("KB_CHAT_MODEL", server.model),
-        ):
-            monkeypatch.setenv(name, value)
+    with scripted_model(home, responder, monkeypatch):
         yield
 
 
