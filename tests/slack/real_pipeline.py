@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from core.conversation.compaction import CompactingContextLoader, compact_conversation
 from core.conversation.locks import LocalConversationLock
 from core.pipeline import Pipeline
-from core.ports import ConversationLock, ConversationStore
+from core.ports import ConversationLock, ConversationStore, LeftOutParts
 from core.retrieval.iterative import IterativeRetriever
 from tests.fakes import FakeEngine, FakeKnowledgeBase, InMemoryConversationStore
 
@@ -24,10 +24,13 @@ class RealPipeline:
 
 
 def build_real_pipeline(
-    store: ConversationStore | None = None, lock: ConversationLock | None = None
+    store: ConversationStore | None = None,
+    lock: ConversationLock | None = None,
+    left_out: LeftOutParts | None = None,
 ) -> RealPipeline:
     """Pipeline + compacting context loader + routed retriever + manual compaction, over in-memory fakes
-    (or over a given store and lock, e.g. PostgreSQL shared by several bot instances)."""
+    (or over a given store and lock, e.g. PostgreSQL shared by several bot instances); left_out quotes the
+    parts the answer left out when given (the composition root gives the extractive engine)."""
     store = store or InMemoryConversationStore()
     kb = FakeKnowledgeBase()
     kb.add(
@@ -62,5 +65,6 @@ def build_real_pipeline(
         engine=engine,
         compactor=functools.partial(compact_conversation, loader=loader, lock=lock),
         orphan_grace=0.5,
+        left_out=left_out,
     )
     return RealPipeline(pipeline, store, kb, engine)

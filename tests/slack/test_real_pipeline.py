@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from adapters.extractive.engine import ExtractiveEngine
 from core.models import RecordStatus
 from tests.slack.harness import NOTICE, SlackHarness
 from tests.slack.real_pipeline import RealPipeline, build_real_pipeline
@@ -154,3 +155,20 @@ async def test_an_answer_stating_a_figure_no_source_holds_is_marked_in_slack(
     assert "⚠ Not found in the sources: “3” (check before relying on it)" in final
     [record] = parts.store.records.values()
     assert [(claim.text, claim.kind) for claim in record.details.unsupported] == [("3", "number")]
+
+
+async def test_a_part_the_model_left_out_is_quoted_under_its_answer_in_slack() -> None:
+    """The model answers how to deploy and leaves out the rollback part: the final message quotes the
+    rollback paragraph under a line naming that part, with its marker, and the record keeps the quote."""
+    parts = build_real_pipeline(left_out=ExtractiveEngine())
+    parts.engine.answers.append(["Deploys run with make deploy [1]."])
+    async with SlackHarness.running(pipeline=parts.pipeline, store=parts.store) as slack:
+        question = "How do deploys run? How long do rollbacks take?"
+        await slack.event(slack.mention(question, ts="1600.000100"))
+        await slack.bot.wait_idle(10)
+        [reply] = slack.mock.thread("C1", "1600.000100")
+        final = reply.block_text()
+    assert 'The answer above leaves out "How long do rollbacks take"; the sources say:' in final
+    assert "Rollbacks use make rollback and take five minutes." in final.split("leaves out", 1)[1]
+    [record] = parts.store.records.values()
+    assert {quote.part for quote in record.details.supplied} == {"How long do rollbacks take"}
