@@ -158,3 +158,22 @@ async def test_a_part_supported_only_in_degree_is_quoted_without_the_unconfirmed
     text = completions[0].text
     assert "Gramophone Award in 2004" in text and "[1]" in text
     assert "could not be confirmed" not in text and "no information" not in text
+
+
+async def test_the_rerankers_first_paragraph_adds_its_best_sentence_to_a_part_another_paragraph_anchors() -> (
+    None
+):
+    """A staff FAQ restating the everyday question anchors it by words; the regulation the reranker put first
+    still contributes a sentence, after the FAQ's, none of which is displaced."""
+    regulation = hit(
+        1,
+        "第五条 单位确因工作需要不能安排职工休年休假的，经职工本人同意，可以不安排职工休年休假。"
+        "对职工应休未休的年假天数，单位应当按照该职工日工资收入的百分之三百支付年假工资报酬。",
+        "职工带薪年休假条例.md",
+    )
+    faq = hit(2, "没休完的年假能不能换成钱，员工经常问到。换成钱的手续由人事部办理。", "员工问答.md")
+    request = AnswerRequest(question="没休完的年假能换成钱吗？", evidence=(regulation, faq), lang="zh")
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    lines = [line for line in completions[0].text.splitlines() if line.startswith("- ")]
+    assert lines[0] == "- 没休完的年假能不能换成钱，员工经常问到。 [2]"
+    assert lines[1:] == ["- 对职工应休未休的年假天数，单位应当按照该职工日工资收入的百分之三百支付年假工资报酬。 [1]"]
