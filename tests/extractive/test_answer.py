@@ -176,4 +176,6 @@ async def test_the_rerankers_first_paragraph_adds_its_best_sentence_to_a_part_an
     _, completions = await collect(ExtractiveEngine().answer(request))
     lines = [line for line in completions[0].text.splitlines() if line.startswith("- ")]
     assert lines[0] == "- 没休完的年假能不能换成钱，员工经常问到。 [2]"
-    assert lines[1:] == ["- 对职工应休未休的年假天数，单位应当按照该职工日工资收入的百分之三百支付年假工资报酬。 [1]"]
+    assert lines[1:] == [
+        "- 对职工应休未休的年假天数，单位应当按照该职工日工资收入的百分之三百支付年假工资报酬。 [1]"
+    ]
