@@ -47,6 +47,12 @@ def normalize_query(text: str) -> str:
     return _PUNCT_OR_SPACE.sub("", folded)
 
 
+def shortened(text: str, limit: int) -> str:
+    """The text on one line (whitespace collapsed), cut to at most limit characters with "…" when longer."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
 def compact_length(text: str) -> int:
     """Characters without whitespace (the query-length tier measure)."""
     return len(re.sub(r"\s+", "", text))

@@ -33,6 +33,7 @@ from adapters.extractive.question.parts import question_parts
 from adapters.extractive.question.salience import Stack
 from core.messages import text
 from core.models import AnswerRequest, Hit
+from core.text import shortened
 
 MAX_SENTENCES = 5
 CLOSE_IN_MEANING = 0.4  # an unsupported part's closest sentences are shown from this similarity on
@@ -50,10 +51,7 @@ QUOTED_PART_CHARS = 80  # a not-found line quotes at most this much of a (very l
 
 def not_found_line(part: str, lang: str) -> str:
     """The plain statement that the sources say nothing about a part (a long part quoted shortened)."""
-    part = " ".join(part.split())
-    if len(part) > QUOTED_PART_CHARS:
-        part = part[: QUOTED_PART_CHARS - 1].rstrip() + "…"
-    return text("extractive.not_found", lang, part=part)
+    return text("extractive.not_found", lang, part=shortened(part, QUOTED_PART_CHARS))
 
 
 def unconfirmed_line(part: str, lang: str) -> str:
@@ -220,6 +218,13 @@ def supported_sentences(
     return sorted(chosen, key=lambda s: (order.get(s.source - 1, len(order)), s.source, s.position))
 
 
+def answered_elsewhere(supports: Sequence[PartSupport], support: PartSupport) -> frozenset[int]:
+    """The paragraphs (1-based) other parts of the question are answered from, less this part's own."""
+    return frozenset(
+        index + 1 for other in supports if other is not support for index in other.paragraphs
+    ) - {index + 1 for index in support.paragraphs}
+
+
 def partly_supported(support: PartSupport, evidence: Sequence[Hit]) -> PartSupport | None:
     """An uncovered part that lacks nothing identifiable (PartSupport.lacking), as supported by its best
     paragraph: quoted like a covered part, without the unconfirmed label. None for any other part."""
@@ -254,9 +259,7 @@ def answer_pieces(
         if support is None:  # a part of nothing but answer-type words: the judge has no say, quote by terms
             chosen = best_sentences(part, evidence, candidates, meaning) if evidence else []
         else:
-            others = frozenset(
-                index + 1 for other in supports if other is not support for index in other.paragraphs
-            ) - {index + 1 for index in support.paragraphs}
+            others = answered_elsewhere(supports, support)
             quoted = support if support.covered else partly_supported(support, evidence)
             chosen = (
                 supported_sentences(quoted, evidence, candidates, meaning, others=others, also=also)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from adapters.extractive.answer import supported_sentences
+from adapters.extractive.answer import answered_elsewhere, supported_sentences
 from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, judge_parts
 from adapters.extractive.judging.bridges import is_bridge_shaped
 from adapters.extractive.judging.support import PartSupport
@@ -59,9 +59,7 @@ def left_out_quotes(
         previous, answered_before = support.part, []
         if not support.covered or not support.paragraphs:
             continue
-        others = frozenset(
-            index + 1 for other in supports if other is not support for index in other.paragraphs
-        ) - {index + 1 for index in support.paragraphs}
+        others = answered_elsewhere(supports, support)
         quoted = supported_sentences(support, evidence, candidates, meaning, others=others, also=also)
         answered_before = quoted
         if needed_paragraphs(support, quoted) & answered:

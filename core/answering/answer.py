@@ -17,6 +17,7 @@ from core.messages import per_language, text
 from core.models import AnswerRequest, Hit, Message
 from core.prompt_markup import Markup, Part, element, holds_escapes, prompt
 from core.record import CitedSource
+from core.text import shortened
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
@@ -189,9 +190,7 @@ def uncertainty_notice(lang: str, *, missing: str = "", multi_step: bool = True)
     (docs/design.md#the-uncertainty-notice)."""
     gap = " ".join(missing.split()).rstrip("。.;；,，")
     if gap:
-        if len(gap) > MISSING_IN_NOTICE:
-            gap = gap[: MISSING_IN_NOTICE - 1].rstrip() + "…"
-        return text("answer.uncertain_missing", lang, missing=gap)
+        return text("answer.uncertain_missing", lang, missing=shortened(gap, MISSING_IN_NOTICE))
     return text("answer.uncertain" if multi_step else "answer.uncertain_single", lang)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from core.messages import text
 from core.record import SuppliedQuote
+from core.text import shortened
 
 QUOTED_PART_CHARS = 60  # a part named in the heading line is shortened to this many characters
 
@@ -20,9 +21,6 @@ def left_out_text(quotes: Sequence[SuppliedQuote], lang: str) -> str:
     lines: list[str] = []
     parts = list(dict.fromkeys(quote.part for quote in quotes))
     for part in parts:
-        named = " ".join(part.split())
-        if len(named) > QUOTED_PART_CHARS:
-            named = named[: QUOTED_PART_CHARS - 1].rstrip() + "…"
-        lines.append(text("answer.left_out", lang, part=named))
+        lines.append(text("answer.left_out", lang, part=shortened(part, QUOTED_PART_CHARS)))
         lines.extend(f"- {quote.sentence} [{quote.source}]" for quote in quotes if quote.part == part)
     return "\n".join(lines)

@@ -68,3 +68,6 @@ def test_the_quotes_are_worded_under_a_line_per_part_in_the_answers_language() -
     english = left_out_text((SuppliedQuote("who leads it", "Lin leads it.", 1),), "en")
     assert english == 'The answer above leaves out "who leads it"; the sources say:\n- Lin leads it. [1]'
     assert left_out_text((), "en") == ""
+    long_part = "how long " + "and why " * 20
+    heading = left_out_text((SuppliedQuote(long_part, "Lin leads it.", 1),), "en").splitlines()[0]
+    assert '"how long and why' in heading and '…"' in heading and len(heading) < 110

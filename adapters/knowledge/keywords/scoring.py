@@ -102,15 +102,20 @@ class Searchable:
             tf = counts.astype(np.float32)
             scored.append((rows, (idf * (tf / (self._norm(number)[rows] + tf))).astype(np.float32)))
         result = tuple(scored)
-        size = sum(rows.nbytes + values.nbytes for rows, values in filter(None, result))
+        size = _nbytes(result)
         with self._lock:
             if word not in self._cache and size <= self.cache_bytes:
                 self._cache[word] = result
                 self._cached_bytes += size
                 while self._cached_bytes > self.cache_bytes:
                     _, dropped = self._cache.popitem(last=False)
-                    self._cached_bytes -= sum(r.nbytes + v.nbytes for r, v in filter(None, dropped))
+                    self._cached_bytes -= _nbytes(dropped)
         return result
+
+
+def _nbytes(scores: tuple[_Scores, ...]) -> int:
+    """What one word's kept scores take."""
+    return sum(rows.nbytes + values.nbytes for rows, values in filter(None, scores))
 
 
 def _live_postings(part: Part, token: str) -> tuple[np.ndarray, np.ndarray] | None:
