@@ -22,6 +22,7 @@ from adapters.extractive.judging.assess import (
     hit_text,
     judge_parts,
 )
+from adapters.extractive.judging.bridges import is_bridge_shaped
 from adapters.extractive.judging.support import PartSupport
 from adapters.extractive.language.quantities import answers_asked_quantity
 from adapters.extractive.language.relevance import SentenceIndex, score_sentences
@@ -215,7 +216,32 @@ def supported_sentences(
         added = [s for s in _hop_sentences(support, evidence, own, meaning) if s not in chosen]
         chosen = [*chosen[: MAX_SENTENCES - len(added)], *added]
     order = {source: rank for rank, source in enumerate(support.paragraphs)}
-    return sorted(chosen, key=lambda s: (order.get(s.source - 1, len(order)), s.source, s.position))
+    chosen.sort(key=lambda s: (order.get(s.source - 1, len(order)), s.source, s.position))
+    return [*_best_of_the_evidence(support, evidence, candidates, meaning, chosen, others=others), *chosen]
+
+
+def _best_of_the_evidence(
+    support: PartSupport,
+    evidence: Sequence[Hit],
+    candidates: Sequence[Sentence],
+    meaning: Similarities | None,
+    chosen: Sequence[Sentence],
+    *,
+    others: frozenset[int],
+) -> list[Sentence]:
+    """The sentence of the whole evidence that answers the part best, quoted first when it is not quoted
+    yet and scores above every quoted one (the paragraphs the judge found supporting need not hold it: a part covered by its
+    words can be answered in other words elsewhere); only from a paragraph naming the part's subject that no
+    other part is answered from, and never for a bridge (it needs its hop)."""
+    if not chosen or is_bridge_shaped(support.part):
+        return []
+    allowed = _naming(support, evidence) - others
+    pool = [s for s in candidates if s.source in allowed]
+    scored = score_sentences(support.part, SentenceIndex.of(evidence, candidates), meaning, among=pool)
+    if not scored or scored[0].sentence in chosen:
+        return []
+    quoted = [item.score for item in scored if item.sentence in chosen]
+    return [scored[0].sentence] if not quoted or scored[0].score > max(quoted) else []
 
 
 def answered_elsewhere(supports: Sequence[PartSupport], support: PartSupport) -> frozenset[int]:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from adapters.extractive import ExtractiveEngine
+from adapters.extractive.answer import supported_sentences
+from adapters.extractive.judging.support import PartSupport
 from adapters.extractive.language.relevance import SentenceIndex, asks, score_sentences
 from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import split_sentences
+from adapters.extractive.question.salience import part_terms
 from core.models import AnswerRequest
 from tests.extractive.helpers import MeaningEmbedder, collect, hit
 
@@ -158,3 +161,33 @@ def test_only_a_question_is_scored_when_nothing_else_is() -> None:
 def test_a_question_is_a_sentence_ending_with_its_own_question_mark(sentence: str, is_question: bool) -> None:
     """Only a question the sentence itself asks counts; a question inside quotation marks is a title or speech."""
     assert asks(sentence) is is_question
+
+
+def test_the_best_sentence_of_the_evidence_is_quoted_first_when_the_judge_tied_the_part_elsewhere() -> None:
+    """The judge covered the part by two linked paragraphs that only share its words; the handbook
+    sentence stating the monthly cap, in a third paragraph, answers it better and is quoted first."""
+    question = "公司让我们加班，一个月最多能加多少个小时"
+    penalty = hit(
+        1, "第八十五条 用人单位安排加班不支付加班费的，由劳动行政部门责令限期支付。", "劳动合同法.md"
+    )
+    part_time = hit(2, "第六十八条 非全日制用工，劳动者平均每日工作时间不超过四小时。", "劳动合同法.md")
+    cap = "公司安排加班的，每月加班时间累计不得超过三十六小时。"
+    evidence = [penalty, part_time, hit(3, cap, "员工手册.md")]
+    support = PartSupport(terms=part_terms(question), covered=True, anchor=penalty, paragraphs=(0, 1), hop=1)
+    chosen = supported_sentences(support, evidence, split_sentences(evidence))
+    assert chosen[0].text == cap and chosen[0].source == 3
+    assert {s.source for s in chosen[1:]} == {1, 2}
+
+
+def test_the_best_sentence_of_the_evidence_is_not_added_when_a_quoted_one_scores_as_well() -> None:
+    """When the linked paragraphs already hold the best-scoring sentence, nothing from elsewhere is added."""
+    question = "公司让我们加班，一个月最多能加多少个小时"
+    cap = hit(1, "公司安排加班的，每月加班时间累计不得超过三十六小时。", "员工手册.md")
+    part_time = hit(2, "第六十八条 非全日制用工，劳动者平均每日工作时间不超过四小时。", "劳动合同法.md")
+    other = hit(
+        3, "第四十四条 安排劳动者延长工作时间的，支付不低于工资的百分之一百五十的工资报酬。", "劳动法.md"
+    )
+    evidence = [cap, part_time, other]
+    support = PartSupport(terms=part_terms(question), covered=True, anchor=cap, paragraphs=(0, 1), hop=1)
+    chosen = supported_sentences(support, evidence, split_sentences(evidence))
+    assert all(s.source != 3 for s in chosen)
