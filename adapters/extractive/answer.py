@@ -14,6 +14,7 @@ question is answered when the request carries one. CPU-bound (jieba): call from 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -138,8 +139,27 @@ def best_sentences(
             chosen.append(sentence)
             chosen.extend(_following(sentence, candidates, room=MAX_SENTENCES - len(chosen), chosen=chosen))
         else:
+            lead = _lead_in(sentence, candidates)
+            if lead is not None and lead not in chosen and len(chosen) < MAX_SENTENCES - 1:
+                chosen.append(
+                    lead
+                )  # an item ("（二）醉酒驾驶机动车的；") means nothing without what it is a case of
             chosen.append(sentence)
     return sorted(chosen, key=lambda s: (s.source, s.position))
+
+
+_LIST_ITEM = re.compile(
+    r"^\s*(?:[（(][一二三四五六七八九十百\d]+[）)]|\d+[.、．)）]|[一二三四五六七八九十]+、)"
+)
+
+
+def _lead_in(sentence: Sentence, candidates: Sequence[Sentence]) -> Sentence | None:
+    """For a list item, the sentence of its paragraph that announces the list (the nearest one before it
+    ending with a colon); None for any other sentence."""
+    if not _LIST_ITEM.match(sentence.text):
+        return None
+    before = [s for s in candidates if s.source == sentence.source and s.position < sentence.position]
+    return next((s for s in reversed(before) if s.introduces_list), None)
 
 
 def _following(

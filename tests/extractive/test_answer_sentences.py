@@ -191,3 +191,22 @@ def test_the_best_sentence_of_the_evidence_is_not_added_when_a_quoted_one_scores
     support = PartSupport(terms=part_terms(question), covered=True, anchor=cap, paragraphs=(0, 1), hop=1)
     chosen = supported_sentences(support, evidence, split_sentences(evidence))
     assert all(s.source != 3 for s in chosen)
+
+
+async def test_a_quoted_list_item_brings_the_sentence_that_announces_its_list() -> None:
+    """ "（二）醉酒驾驶机动车的；" answers nothing alone: the article's lead-in, which holds the penalty, is
+    quoted before it."""
+    article = (
+        "第一百三十三条之一 在道路上驾驶机动车，有下列情形之一的，处拘役，并处罚金：\n\n"
+        "（一）追逐竞驶，情节恶劣的；\n\n（二）醉酒驾驶机动车的；\n\n"
+        "有前款行为，同时构成其他犯罪的，依照处罚较重的规定定罪处罚。"
+    )
+    evidence = [
+        hit(1, article, "刑法.md"),
+        hit(2, "第九十一条 饮酒后驾驶机动车的，处暂扣驾驶证。", "道交法.md"),
+    ]
+    text = await _answer("醉酒驾驶机动车的要怎么处罚？", evidence, None)
+    lines = [line for line in text.splitlines() if line.startswith("- ")]
+    lead = "- 第一百三十三条之一 在道路上驾驶机动车，有下列情形之一的，处拘役，并处罚金： [1]"
+    assert lead in lines
+    assert lines.index(lead) < lines.index("- （二）醉酒驾驶机动车的； [1]")
