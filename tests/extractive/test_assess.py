@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from adapters.extractive import ExtractiveEngine
+from adapters.extractive.language.entities import chinese_names
 from core.models import Assessment, Usage
 from core.text import normalize_query
 from tests.extractive.helpers import hit
@@ -153,3 +154,23 @@ async def test_a_part_lacking_an_asked_quantity_or_most_of_its_words_is_not_part
     assert not unrelated.sufficient and not unrelated.partial
     nothing, _ = await engine.assess(PARAPHRASED, [], [PARAPHRASED])
     assert not nothing.partial
+
+
+async def test_what_was_done_to_a_law_on_a_date_is_no_name_the_evidence_must_hold() -> None:
+    """ "2018年修正的公司法": jieba's dictionary tags 修正 as a person's name; it is the act that made the
+    version, so the article of the 2018 version stating the number of promoters is sufficient."""
+    article = hit(
+        1,
+        "第七十八条 设立股份有限公司，应当有二人以上二百人以下为发起人。",
+        "公司法(2018-10-26).md",
+        "第四章 股份有限公司的设立和组织机构",
+    )
+    question = "按照2018年修正的公司法，设立股份有限公司需要几个发起人？"
+    verdict, _ = await ExtractiveEngine().assess(question, [article], [question])
+    assert verdict.sufficient
+
+
+def test_a_name_between_a_date_and_its_possessive_stays_a_name() -> None:
+    """Only an act dated before a law's title is no name: "2018年王小明的案子" still names 王小明."""
+    assert "王小明" in chinese_names("2018年王小明的案子")
+    assert chinese_names("按照2018年修正的公司法") == []

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
-from adapters.extractive.language.terms import CJK, fold, is_stop, pos_tokens, squeeze
+from adapters.extractive.language.terms import CJK, Token, fold, is_stop, pos_tokens, squeeze
 from core.models import Hit
 from core.retrieval.rerank import document_title
 from core.text import STOP_WORDS_EN
@@ -223,6 +224,8 @@ def chinese_names(text: str) -> list[str]:
             if len(following) == 2 and following[-1] in _NOT_IN_NAMES:
                 following = following[0]  # 潘 + 淑是: the verb after the given name is no part of it
             name = token.word + following  # a surname jieba cut off its given name (林 + 远航)
+        elif _dated_act(tokens, i):
+            continue
         elif token.flag.startswith(_ENTITY_FLAGS) and len(token.word) >= 2 and CJK.search(token.word):
             name = token.word
         else:
@@ -230,6 +233,21 @@ def chinese_names(text: str) -> list[str]:
         if name not in found:
             found.append(name)
     return found
+
+
+def _dated_act(tokens: Sequence[Token], i: int) -> bool:
+    """Whether the token is what was done to a document on a date ("2018年**修正**的公司法"): between a date
+    and "的" + a document's title a word is an act, not a name, whatever jieba's dictionary tags it (it tags
+    修正 as a person's name); "2018年王小明的案子" keeps its name."""
+    before = tokens[i - 1].word if i > 0 else ""
+    if not before.endswith(("年", "月", "日")) or i + 1 >= len(tokens) or tokens[i + 1].word != "的":
+        return False
+    title = ""
+    for token in tokens[i + 2 :]:  # the noun phrase after 的 (中华人民共和国 + 公司法)
+        if not token.flag.startswith("n"):
+            break
+        title += token.word
+    return title.endswith(TITLED_KINDS)
 
 
 def titled_terms(text: str) -> list[str]:
