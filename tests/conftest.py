@@ -1,4 +1,4 @@
-"""Shared fixtures: an isolated KB_HOME and environment per test."""
+"""Shared fixtures: an isolated KB_HOME and environment per test, and a Chroma server on demand."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.chroma_server import chroma_server
 
 pytest_plugins = ["tests.model_fixtures"]
 
@@ -23,3 +25,10 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     home.mkdir()
     monkeypatch.setenv("KB_HOME", str(home))
     yield home
+
+
+@pytest.fixture
+def chroma_url(tmp_path: Path) -> Iterator[str]:
+    """A `chroma run` server on a free port over a temporary folder, stopped after the test."""
+    with chroma_server(tmp_path) as url:
+        yield url

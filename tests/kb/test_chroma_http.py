@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,17 +11,9 @@ import pytest
 from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
 from adapters.knowledge.factory import make_chroma_client
 from core.models import SearchRequest
-from tests.chroma_server import chroma_server
 from tests.kb.kb_support import CountingEmbedder, chunks, doc
 
 MODEL = "fake-bag"
-
-
-@pytest.fixture
-def chroma_url(tmp_path: Path) -> Iterator[str]:
-    """A `chroma run` server on a free port over a temporary folder, stopped after the test."""
-    with chroma_server(tmp_path) as url:
-        yield url
 
 
 def _kb(url: str, home: Path, embedder: CountingEmbedder, ttl: float | None = 0.0) -> ChromaKnowledgeBase:

@@ -6,17 +6,16 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from tests.slack.harness import SECRET, sign
+from tests.slack.harness import SECRET
 from tests.slack.mock_slack_api import MockSlackApi
+from tests.slack.serve_support import event_body, free_port, signed_headers, start_kb_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_GUIDE = """# Deploy guide
@@ -29,34 +28,6 @@ Deploys run with `make deploy` from the main branch after the release tag is pus
 
 A rollback uses `make rollback` and restores the previous release within five minutes.
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _signed(body: str) -> dict[str, str]:
-    stamp = int(time.time())
-    return {
-        "Content-Type": "application/json",
-        "X-Slack-Request-Timestamp": str(stamp),
-        "X-Slack-Signature": sign(body, timestamp=stamp),
-    }
-
-
-def _event(event_id: str, **event: str) -> str:
-    return json.dumps(
-        {
-            "type": "event_callback",
-            "team_id": "T1",
-            "api_app_id": "A1",
-            "event_id": event_id,
-            "event_time": int(time.time()),
-            "event": {"team": "T1", "channel": "C1", "user": "U1", **event},
-        }
-    )
 
 
 def _ingested(tmp_path: Path, home: Path, **extra: str) -> dict[str, str]:
@@ -86,40 +57,6 @@ def environment(tmp_path: Path, isolated_env: Path) -> dict[str, str]:
     return _ingested(tmp_path, isolated_env, KB_CONFIG=str(config))
 
 
-async def _serve(env: dict[str, str], mock: MockSlackApi) -> tuple[asyncio.subprocess.Process, str]:
-    """Start `kb serve` in HTTP mode against the mock; returns the process and its base URL once healthy."""
-    port = _free_port()
-    server = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "serve",
-        "--port",
-        str(port),
-        env={
-            **env,
-            "SLACK_BOT_TOKEN": "xoxb-test",
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": mock.url,
-        },
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    async with aiohttp.ClientSession() as http:
-        for _ in range(600):
-            try:
-                async with http.get(f"{base}/healthz") as response:
-                    if response.status == 200:
-                        return server, base
-            except aiohttp.ClientConnectionError:
-                pass
-            await asyncio.sleep(0.1)
-    server.kill()
-    pytest.fail("kb serve did not become healthy")
-
-
 @pytest.mark.slow
 async def test_kb_serve_with_no_configuration_answers_a_mention_from_every_dataset(
     tmp_path: Path, isolated_env: Path
@@ -128,11 +65,13 @@ async def test_kb_serve_with_no_configuration_answers_a_mention_from_every_datas
     answers a mention in any channel from it (as `kb ask` would)."""
     env = _ingested(tmp_path, isolated_env)
     mock = await MockSlackApi().start()
-    server, base = await _serve(env, mock)
+    server, base = await start_kb_serve(env, mock)
     try:
-        mention = _event("Ev1", type="app_mention", text="<@UBOT> How do deploys run?", ts="1710.000100")
+        mention = event_body("Ev1", type="app_mention", text="<@UBOT> How do deploys run?", ts="1710.000100")
         async with aiohttp.ClientSession() as http:
-            async with http.post(f"{base}/slack/events", data=mention, headers=_signed(mention)) as response:
+            async with http.post(
+                f"{base}/slack/events", data=mention, headers=signed_headers(mention)
+            ) as response:
                 assert response.status == 200
             await mock.wait_for(
                 lambda: "Sources" in "".join(m.block_text() for m in mock.thread("C1", "1710.000100")),
@@ -159,7 +98,7 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
     """Signed events to a real `kb serve` produce a natively streamed, sourced answer (its phases as a task
     timeline), then a follow-up."""
     mock = await MockSlackApi().start()
-    port = _free_port()
+    port = free_port()
     env = {
         **environment,
         "SLACK_BOT_TOKEN": "xoxb-test",
@@ -190,18 +129,22 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
                     await asyncio.sleep(0.1)
             else:
                 pytest.fail("kb serve did not become healthy")
-            mention = _event("Ev1", type="app_mention", text="<@UBOT> How do deploys run?", ts="1700.000100")
-            async with http.post(f"{base}/slack/events", data=mention, headers=_signed(mention)) as response:
+            mention = event_body(
+                "Ev1", type="app_mention", text="<@UBOT> How do deploys run?", ts="1700.000100"
+            )
+            async with http.post(
+                f"{base}/slack/events", data=mention, headers=signed_headers(mention)
+            ) as response:
                 assert response.status == 200
-            forged = _event("Ev2", type="app_mention", text="<@UBOT> forged", ts="1700.000150")
-            headers = {**_signed(forged), "X-Slack-Signature": "v0=" + "0" * 64}
+            forged = event_body("Ev2", type="app_mention", text="<@UBOT> forged", ts="1700.000150")
+            headers = {**signed_headers(forged), "X-Slack-Signature": "v0=" + "0" * 64}
             async with http.post(f"{base}/slack/events", data=forged, headers=headers) as response:
                 assert response.status == 401
             await mock.wait_for(
                 lambda: "Sources" in "".join(m.block_text() for m in mock.thread("C1", "1700.000100")),
                 within=60,
             )
-            follow_up = _event(
+            follow_up = event_body(
                 "Ev3",
                 type="message",
                 channel_type="channel",
@@ -210,7 +153,7 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
                 thread_ts="1700.000100",
             )
             async with http.post(
-                f"{base}/slack/events", data=follow_up, headers=_signed(follow_up)
+                f"{base}/slack/events", data=follow_up, headers=signed_headers(follow_up)
             ) as response:
                 assert response.status == 200
             await mock.wait_for(
@@ -220,7 +163,7 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
                 ),
                 within=60,
             )
-            home = _event("Ev4", type="app_home_opened", user="U1", tab="home", channel="D1")
+            home = event_body("Ev4", type="app_home_opened", user="U1", tab="home", channel="D1")
             started = json.dumps(
                 {
                     "type": "event_callback",
@@ -233,7 +176,9 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
                 }
             )
             for body in (home, started):
-                async with http.post(f"{base}/slack/events", data=body, headers=_signed(body)) as response:
+                async with http.post(
+                    f"{base}/slack/events", data=body, headers=signed_headers(body)
+                ) as response:
                     assert response.status == 200
             await mock.wait_for(
                 lambda: "U1" in mock.home_views and ("D1", "1700.000900") in mock.suggested_prompts, within=30

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -14,17 +13,10 @@ import asyncpg
 import pytest
 
 from tests.adapters.postgres_support import POSTGRES_URL, isolated_schema
-from tests.chroma_server import chroma_server
 from tests.cli.cli_support import clean_env
 from tests.slack.mock_slack_api import MockSlackApi
-from tests.slack.test_e2e_serve import _event, _serve, _signed
+from tests.slack.serve_support import event_body, signed_headers, start_kb_serve
 from tests.sources.test_slack_channel_sync import add_channel_source, kb_async
-
-
-@pytest.fixture
-def chroma_url(tmp_path: Path) -> Iterator[str]:
-    with chroma_server(tmp_path) as url:
-        yield url
 
 
 async def _stop(server: asyncio.subprocess.Process) -> tuple[str, str]:
@@ -60,12 +52,14 @@ async def test_a_chunk_synced_by_one_instance_is_found_by_keywords_through_the_o
         (notes / "parking.md").write_text("# Parking\n\nVisitors park on level two of the garage.\n")
         code, _, err = await kb_async(machine_b, "ingest", str(notes), "--dataset", "slack")
         assert code == 0, err
-        second, base = await _serve(machine_b, mock)  # looks for due sources now, then not for a minute
+        second, base = await start_kb_serve(
+            machine_b, mock
+        )  # looks for due sources now, then not for a minute
         first: asyncio.subprocess.Process | None = None
         try:
             code, _, err = await add_channel_source(machine_a, "it", "C200", "slack", every="1h")
             assert code == 0, err
-            first, _ = await _serve(machine_a, mock)  # the source never ran: A syncs it at start
+            first, _ = await start_kb_serve(machine_a, mock)  # the source never ran: A syncs it at start
             for _ in range(300):
                 code, out, _ = await kb_async(machine_a, "sources", "list", "--json")
                 if json.loads(out)[0]["last_sync"]:
@@ -73,12 +67,12 @@ async def test_a_chunk_synced_by_one_instance_is_found_by_keywords_through_the_o
                 await asyncio.sleep(0.2)
             else:
                 pytest.fail("instance A did not sync the source")
-            mention = _event(
+            mention = event_body(
                 "Ev1", type="app_mention", text="<@UBOT> how do I get VPN access?", ts="1710.000100"
             )
             async with (
                 aiohttp.ClientSession() as http,
-                http.post(f"{base}/slack/events", data=mention, headers=_signed(mention)) as response,
+                http.post(f"{base}/slack/events", data=mention, headers=signed_headers(mention)) as response,
             ):
                 assert response.status == 200
             await mock.wait_for(
