@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapters.extractive import ExtractiveEngine
 from adapters.extractive.language.entities import chinese_names
+from adapters.extractive.question.salience import part_terms
 from core.models import Assessment, Usage
 from core.text import normalize_query
 from tests.extractive.helpers import hit
@@ -174,3 +175,10 @@ def test_a_name_between_a_date_and_its_possessive_stays_a_name() -> None:
     """Only an act dated before a law's title is no name: "2018年王小明的案子" still names 王小明."""
     assert "王小明" in chinese_names("2018年王小明的案子")
     assert chinese_names("按照2018年修正的公司法") == []
+
+
+def test_an_everyday_word_jieba_tags_as_a_place_is_no_name_the_evidence_must_hold() -> None:
+    """ "扔东西": jieba's dictionary tags 东西 as a place; it stays a word of the part, not an entity."""
+    terms = part_terms("楼上有人往下扔东西把人砸伤了，谁来赔")
+    assert "东西" not in terms.entities and "东西" in terms.generic
+    assert chinese_names("长江大桥在武汉") != []

@@ -45,6 +45,12 @@ _ENTITY_FLAGS = ("nr", "ns", "nt", "nz")
 TITLED_KINDS = ("法", "条例", "细则", "手册", "章程", "中心", "委员会", "管理局", "大学", "医院", "法院")
 _NOT_IN_NAMES = frozenset("是的在和与被把对为有说将于向从给让叫也都就")
 _NOT_GIVEN_NAME = ("v", "u", "p", "c", "d", "r", "m", "q", "f")  # 吴 + 灭亡 is a state and a verb, not a name
+# Ordinary words jieba's dictionary tags as names (nr/ns/nz): read off its 150 most frequent name-tagged
+# words, these are everyday nouns and adjectives ("扔东西", "城市的", "我不明白"), never a name to look for.
+_ORDINARY_ZH = frozenset(
+    "东西 城市 明白 和平 普通 文明 外国 平原 英雄 太阳 小姐 哥哥 海洋 湖泊 阳光 大桥 高原 道德 上市 美丽 "
+    "卫星 雷达 荣誉 山区 武功 爱国 建国 陆军".split()
+)
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
 _ABBREVIATED = re.compile(r"[A-Z]\.|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Sgt|Capt|Rev|Mt|Ft)\.")
 _UNITS = frozenset("kb mb gb tb cny usd rmb eur am pm utc cst".split())
@@ -225,6 +231,8 @@ def chinese_names(text: str) -> list[str]:
                 following = following[0]  # 潘 + 淑是: the verb after the given name is no part of it
             name = token.word + following  # a surname jieba cut off its given name (林 + 远航)
         elif _dated_act(tokens, i):
+            continue
+        elif token.word in _ORDINARY_ZH:
             continue
         elif token.flag.startswith(_ENTITY_FLAGS) and len(token.word) >= 2 and CJK.search(token.word):
             name = token.word
