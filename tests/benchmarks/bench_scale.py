@@ -130,21 +130,21 @@ async def _serve_memory(home: Path, questions: list[str]) -> tuple[float, float]
     import aiohttp
 
     from tests.slack.mock_slack_api import MockSlackApi
-    from tests.slack.test_e2e_serve import _event, _serve, _signed
+    from tests.slack.serve_support import event_body, signed_headers, start_kb_serve
 
     mock = await MockSlackApi().start()
     env = {**os.environ, "KB_HOME": str(home), "KB_MODEL": "extractive"}
-    server, base = await _serve(env, mock)
+    server, base = await start_kb_serve(env, mock)
     try:
         await asyncio.sleep(5)  # the datasets warm up in the background after /healthz answers
         idle = _rss_mb(server.pid)
         async with aiohttp.ClientSession() as http:
             bodies = [
-                _event(f"EvScale{n}", type="app_mention", text=f"<@UBOT> {question}", ts=f"1800.{n:06d}")
+                event_body(f"EvScale{n}", type="app_mention", text=f"<@UBOT> {question}", ts=f"1800.{n:06d}")
                 for n, question in enumerate(questions[:CONCURRENT_QUESTIONS])
             ]
             await asyncio.gather(
-                *(http.post(f"{base}/slack/events", data=b, headers=_signed(b)) for b in bodies)
+                *(http.post(f"{base}/slack/events", data=b, headers=signed_headers(b)) for b in bodies)
             )
             await mock.wait_for(
                 lambda: (

@@ -13,9 +13,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.slack.harness import SECRET
 from tests.slack.mock_slack_api import MockSlackApi
-from tests.slack.serve_support import event_body, free_port, signed_headers, start_kb_serve
+from tests.slack.serve_support import event_body, signed_headers, start_kb_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY_GUIDE = """# Deploy guide
@@ -98,37 +97,9 @@ async def test_kb_serve_answers_a_mention_and_a_follow_up_then_stops_cleanly(
     """Signed events to a real `kb serve` produce a natively streamed, sourced answer (its phases as a task
     timeline), then a follow-up."""
     mock = await MockSlackApi().start()
-    port = free_port()
-    env = {
-        **environment,
-        "SLACK_BOT_TOKEN": "xoxb-test",
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": mock.url,
-    }
-    server = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        "serve",
-        "--port",
-        str(port),
-        env=env,
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
+    server, base = await start_kb_serve(environment, mock)
     try:
         async with aiohttp.ClientSession() as http:
-            for _ in range(600):
-                try:
-                    async with http.get(f"{base}/healthz") as response:
-                        if response.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    await asyncio.sleep(0.1)
-            else:
-                pytest.fail("kb serve did not become healthy")
             mention = event_body(
                 "Ev1", type="app_mention", text="<@UBOT> How do deploys run?", ts="1700.000100"
             )

@@ -13,7 +13,7 @@ import pytest
 
 from tests.cli.cli_support import clean_env
 from tests.slack.mock_slack_api import MockSlackApi
-from tests.slack.test_e2e_serve import _event, _serve, _signed
+from tests.slack.serve_support import event_body, signed_headers, start_kb_serve
 from tests.sources.test_slack_channel_sync import add_channel_source, kb_async
 
 
@@ -29,7 +29,7 @@ async def test_kb_serve_syncs_a_scheduled_source_and_shows_it_on_the_home_tab(tm
     env = clean_env(tmp_path / "home", KB_MODEL="extractive")
     code, _, err = await add_channel_source(env, "it", "C200", "slack", every="1h")
     assert code == 0, err
-    server, base = await _serve({**env, "SLACK_BOT_TOKEN": "xoxb-test"}, mock)
+    server, base = await start_kb_serve({**env, "SLACK_BOT_TOKEN": "xoxb-test"}, mock)
     try:
         await mock.wait_for(lambda: bool(mock.calls_to("chat.getPermalink")), within=60)
         async with aiohttp.ClientSession() as http:
@@ -38,17 +38,19 @@ async def test_kb_serve_syncs_a_scheduled_source_and_shows_it_on_the_home_tab(tm
                 if json.loads(out)[0]["last_sync"]:
                     break
                 await asyncio.sleep(0.2)
-            mention = _event(
+            mention = event_body(
                 "Ev1", type="app_mention", text="<@UBOT> how do I get VPN access?", ts="1710.000100"
             )
-            async with http.post(f"{base}/slack/events", data=mention, headers=_signed(mention)) as response:
+            async with http.post(
+                f"{base}/slack/events", data=mention, headers=signed_headers(mention)
+            ) as response:
                 assert response.status == 200
             await mock.wait_for(
                 lambda: "GlobalProtect" in "".join(m.block_text() for m in mock.thread("C1", "1710.000100")),
                 within=60,
             )
-            home = _event("Ev2", type="app_home_opened", user="U1", tab="home", channel="D1")
-            async with http.post(f"{base}/slack/events", data=home, headers=_signed(home)) as response:
+            home = event_body("Ev2", type="app_home_opened", user="U1", tab="home", channel="D1")
+            async with http.post(f"{base}/slack/events", data=home, headers=signed_headers(home)) as response:
                 assert response.status == 200
             await mock.wait_for(lambda: "U1" in mock.home_views, within=30)
     finally:
