@@ -139,11 +139,10 @@ def best_sentences(
             chosen.append(sentence)
             chosen.extend(_following(sentence, candidates, room=MAX_SENTENCES - len(chosen), chosen=chosen))
         else:
+            # a list item ("（二）醉酒驾驶机动车的；") means nothing without the lead-in it is a case of
             lead = _lead_in(sentence, candidates)
             if lead is not None and lead not in chosen and len(chosen) < MAX_SENTENCES - 1:
-                chosen.append(
-                    lead
-                )  # an item ("（二）醉酒驾驶机动车的；") means nothing without what it is a case of
+                chosen.append(lead)
             chosen.append(sentence)
     return sorted(chosen, key=lambda s: (s.source, s.position))
 
@@ -250,9 +249,9 @@ def _best_of_the_evidence(
     others: frozenset[int],
 ) -> list[Sentence]:
     """The sentence of the whole evidence that answers the part best, quoted first when it is not quoted
-    yet and scores above every quoted one (the paragraphs the judge found supporting need not hold it: a part covered by its
-    words can be answered in other words elsewhere); only from a paragraph naming the part's subject that no
-    other part is answered from, and never for a bridge (it needs its hop)."""
+    yet and scores above every quoted one (the paragraphs the judge found supporting need not hold it: a
+    part covered by its words can be answered in other words elsewhere); only from a paragraph naming the
+    part's subject that no other part is answered from, and never for a bridge (it needs its hop)."""
     if not chosen or is_bridge_shaped(support.part):
         return []
     allowed = _naming(support, evidence) - others
