@@ -14,7 +14,6 @@ question is answered when the request carries one. CPU-bound (jieba): call from 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -147,15 +146,10 @@ def best_sentences(
     return sorted(chosen, key=lambda s: (s.source, s.position))
 
 
-_LIST_ITEM = re.compile(
-    r"^\s*(?:[（(][一二三四五六七八九十百\d]+[）)]|\d+[.、．)）]|[一二三四五六七八九十]+、)"
-)
-
-
 def _lead_in(sentence: Sentence, candidates: Sequence[Sentence]) -> Sentence | None:
     """For a list item, the sentence of its paragraph that announces the list (the nearest one before it
     ending with a colon); None for any other sentence."""
-    if not _LIST_ITEM.match(sentence.text):
+    if not sentence.is_list_item:
         return None
     before = [s for s in candidates if s.source == sentence.source and s.position < sentence.position]
     return next((s for s in reversed(before) if s.introduces_list), None)

@@ -13,6 +13,9 @@ from core.models import Hit
 
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)、]\s+|>\s*)")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+_ITEM_MARK = re.compile(
+    r"^\s*(?:[（(][一二三四五六七八九十百\d]+[）)]|\d+[.、．)）]|[一二三四五六七八九十]+、)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,12 @@ class Sentence:
     def introduces_list(self) -> bool:
         """A sentence ending with a colon announces the lines that follow it."""
         return self.text.rstrip().endswith((":", "："))
+
+    @property
+    def is_list_item(self) -> bool:
+        """A sentence opening with an item mark kept in the text ("（二）…", "3、…", "一、…"; Markdown list marks
+        are removed from the lines)."""
+        return bool(_ITEM_MARK.match(self.text))
 
 
 def _lines(content: str) -> list[str]:
