@@ -10,7 +10,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 import aiohttp
@@ -138,7 +138,7 @@ class SlackHarness:
         self.catalogue = catalogue or FakeCatalogue()
         self.mock = mock or MockSlackApi()
         self.pipeline: Any = pipeline or FakePipeline()
-        self.store: Any = store if store is not None else self.pipeline.store  # what the bot reads
+        self.store: Any = store if store is not None else cast(Any, self.pipeline).store  # what the bot reads
         self.ledger = ledger_for(self.store)
         self.settings = settings or default_settings()
         self.options = options
