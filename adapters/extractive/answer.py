@@ -3,7 +3,8 @@
 The parts and their support come from the same judgement the assessor makes (judging.assess.judge_parts).
 A supported part is quoted from the paragraphs that support it — the anchor, the linked paragraph of a
 bridge hop, other paragraphs covering the part alone — and from any other paragraph naming its subject
-that no other part is answered from; sentences are chosen by how well they answer the part
+that no other part is answered from, and the article a quoted sentence defers to (deferred.py); sentences
+are chosen by how well they answer the part
 (language/relevance.py, docs/design.md#the-extractive-answer). A part supported only in degree (nothing
 identifiable missing, docs/design.md#the-uncertainty-notice) is quoted from its best paragraph. A part the
 evidence does not support shows its closest sentences as unconfirmed when some come close, else says so plainly; nothing is ever
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from adapters.extractive.deferred import deferred_sentences
 from adapters.extractive.judging.assess import (
     DEFAULT_COVERAGE_THRESHOLD,
     hit_text,
@@ -230,7 +232,8 @@ def supported_sentences(
         chosen = [*chosen[: MAX_SENTENCES - len(added)], *added]
     order = {source: rank for rank, source in enumerate(support.paragraphs)}
     chosen.sort(key=lambda s: (order.get(s.source - 1, len(order)), s.source, s.position))
-    return [*_best_of_the_evidence(support, evidence, candidates, meaning, chosen, others=others), *chosen]
+    chosen = [*_best_of_the_evidence(support, evidence, candidates, meaning, chosen, others=others), *chosen]
+    return [*chosen, *deferred_sentences(support.part, evidence, candidates, chosen)]
 
 
 def _best_of_the_evidence(

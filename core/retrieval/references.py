@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import cn2an
 
+from core.retrieval.versions import version_of
+
 SELF = ""  # the title of a reference to the citing paragraph's own document
 MAX_REFERENCES = 6  # per paragraph: a long list of citations is a table of contents, not a hop
 
@@ -26,6 +28,8 @@ _OWN = re.compile(
 )
 _MARKDOWN_LINK = re.compile(r"(?<!!)\[([^\[\]\n]{2,80})\]\(([^()\s]+)\)")
 _ALSO_OWN = re.compile(rf"(?:、|和|及|或者|至)\s*{_ARTICLE}")
+_EXTENSION = re.compile(r"\.(?:md|markdown|txt|html?|pdf|docx?|pptx?|xlsx?)$", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +94,12 @@ def cites_article(text: str, article: int) -> bool:
         if match is not None and article_number(match.group(1)) == article:
             return True
     return False
+
+
+def normal_title(text: str) -> str:
+    """A title for matching: brackets, extension and version date dropped, case and spaces folded."""
+    text = _EXTENSION.sub("", text.strip().strip("《》「」\"'"))
+    version = version_of(text)
+    if version is not None:
+        text = version.title
+    return _SPACE.sub(" ", text).strip().lower()

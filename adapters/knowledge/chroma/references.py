@@ -22,25 +22,14 @@ import numpy as np
 from adapters.knowledge.chroma.catalog import CatalogEntry
 from adapters.knowledge.chroma.dataset import WRITE_BATCH, DatasetHandle, chunk_text, visible_hit
 from core.models import Hit
-from core.retrieval.references import SELF, Reference, cites_article, references_in
-from core.retrieval.versions import version_of
+from core.retrieval.references import SELF, Reference, cites_article, normal_title, references_in
 
 MIN_TITLE_CHARS = 4  # a shorter title ("法", "Art") is too common a string to be a mention
 MIN_LATIN_TITLE_WORDS = 2  # a one-word Latin title ("Paris") is mentioned by chance too often
-_EXTENSION = re.compile(r"\.(?:md|markdown|txt|html?|pdf|docx?|pptx?|xlsx?)$", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 _QUALIFIER = re.compile(r"\s*[(（][^()（）]{1,40}[)）]\s*$")  # a trailing "(film)", "（2016年电影）"
-
-
-def normal_title(text: str) -> str:
-    """A title for matching: brackets, extension and version date dropped, case and spaces folded."""
-    text = _EXTENSION.sub("", text.strip().strip("《》「」\"'"))
-    version = version_of(text)
-    if version is not None:
-        text = version.title
-    return _SPACE.sub(" ", text).strip().lower()
 
 
 @dataclass(frozen=True, slots=True)
