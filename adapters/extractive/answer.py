@@ -248,7 +248,9 @@ def _best_of_the_evidence(
     """The sentence of the whole evidence that answers the part best, quoted first when it is not quoted
     yet and scores above every quoted one (the paragraphs the judge found supporting need not hold it: a
     part covered by its words can be answered in other words elsewhere); only from a paragraph naming the
-    part's subject that no other part is answered from, and never for a bridge (it needs its hop)."""
+    part's subject that no other part is answered from, and never for a bridge (it needs its hop). When no
+    quoted sentence comes from such a paragraph, it is quoted first without comparison: the answer then
+    names the subject it is about at least once."""
     if not chosen or is_bridge_shaped(support.part):
         return []
     allowed = _naming(support, evidence) - others

@@ -1,9 +1,9 @@
 """References one paragraph makes to another: an article it cites, a document it names (pure).
 
 Statutes and handbooks send their reader elsewhere: "依照《中华人民共和国行政诉讼法》第四十五条" (another
-document's article), "依照本法第二十四条第二款" / "本条例第十条" (an article of the same document), "依照
-《中华人民共和国行政诉讼法》的规定" (another document, no article), a Markdown link "[差旅政策](travel.md)",
-"see the travel policy". These are read here from a paragraph's text; the knowledge base resolves them to
+document's article), "依照刑法第一百三十三条" (another law's article, by its bare name), "依照本法第二十四条第二款"
+/ "本条例第十条" (an article of the same document), "依照《中华人民共和国行政诉讼法》的规定" (another
+document, no article), a Markdown link "[差旅政策](travel.md)", "see the travel policy". These are read here from a paragraph's text; the knowledge base resolves them to
 paragraphs (docs/design.md#following-references). A reference to a paragraph's own article ("前款", "本条")
 names nothing new and is not read.
 """
@@ -25,6 +25,11 @@ _ARTICLE = rf"第({_NUMERAL})条"
 _TITLED = re.compile(rf"《([^《》\n]{{2,60}})》(?:\s*(?:的)?\s*{_ARTICLE})?")
 _OWN = re.compile(
     rf"(?:本法|本条例|本规定|本办法|本细则|本解释|本决定|本规则|本章程|本守则|本制度){_ARTICLE}"
+)
+# a law cited by its bare name, without book-title marks: "依照刑法第一百三十三条", "依照行政诉讼法第四十五条"
+_BARE = re.compile(
+    rf"(?:依照|按照|根据|依据|适用|违反)(?:中华人民共和国)?"
+    rf"(?!本)([\u4e00-\u9fff]{{1,15}}?(?:法典|法|条例|规定|办法|细则)){_ARTICLE}"
 )
 _MARKDOWN_LINK = re.compile(r"(?<!!)\[([^\[\]\n]{2,80})\]\(([^()\s]+)\)")
 _ALSO_OWN = re.compile(rf"(?:、|和|及|或者|至)\s*{_ARTICLE}")
@@ -60,6 +65,11 @@ def references_in(text: str) -> list[Reference]:
         article = article_number(match.group(2)) if match.group(2) else None
         found.append(Reference(title, article))
         found.extend(_listed_after(text, match.end(), title))
+    for match in _BARE.finditer(text):
+        number = article_number(match.group(2))
+        if number is not None:
+            found.append(Reference(match.group(1), number))
+            found.extend(_listed_after(text, match.end(), match.group(1)))
     for match in _OWN.finditer(text):
         number = article_number(match.group(1))
         if number is not None:

@@ -193,6 +193,27 @@ def test_the_best_sentence_of_the_evidence_is_not_added_when_a_quoted_one_scores
     assert all(s.source != 3 for s in chosen)
 
 
+def test_the_best_sentence_naming_the_subject_is_quoted_first_when_no_quoted_one_names_it() -> None:
+    """The judge tied the part to paragraphs that never name its subject (Acme Corp): the best sentence of
+    the paragraphs that do is quoted first, so the answer says whom it is about."""
+    question = "How many days of annual leave does Acme Corp give"
+    evidence = [
+        hit(
+            1,
+            "Staff get 15 days of annual leave a year, and unused annual leave days carry over.",
+            "handbook.md",
+        ),
+        hit(2, "Leave requests go to the HR office.", "hr.md"),
+        hit(3, "Acme Corp was founded in 1990 in Ohio.", "history.md"),
+    ]
+    support = PartSupport(
+        terms=part_terms(question), covered=True, anchor=evidence[0], paragraphs=(0, 1), hop=1
+    )
+    chosen = supported_sentences(support, evidence, split_sentences(evidence))
+    assert chosen[0].source == 3
+    assert {s.source for s in chosen[1:]} == {1, 2}
+
+
 async def test_a_quoted_list_item_brings_the_sentence_that_announces_its_list() -> None:
     """ "（二）醉酒驾驶机动车的；" answers nothing alone: the article's lead-in, which holds the penalty, is
     quoted before it."""

@@ -15,6 +15,17 @@ def test_a_cited_article_of_another_document_and_of_its_own() -> None:
     ]
 
 
+def test_a_law_cited_by_its_bare_name_with_an_article() -> None:
+    """依照刑法第N条 names 刑法's article N, as 《刑法》第N条 would; 本法第N条 stays the paragraph's own."""
+    text = "构成犯罪的，依照刑法第一百三十三条、第一百三十四条的规定追究刑事责任；违反本法第十条的，依照治安管理处罚法第二十五条处罚。"
+    assert references_in(text) == [
+        Reference("刑法", 133),
+        Reference("刑法", 134),
+        Reference("治安管理处罚法", 25),
+        Reference(SELF, 10),
+    ]
+
+
 def test_a_document_named_without_an_article_and_a_markdown_link() -> None:
     """A title alone names the document; a link names its target; a link inside the page names nothing."""
     text = "可以依照《中华人民共和国行政诉讼法》的规定提起诉讼。See the [travel policy](policies/travel.md) or [above](#top)."
