@@ -360,6 +360,8 @@ class _SlicesAhead:
         """Stop the slice being embedded ahead (after a failed write)."""
         self._jobs.clear()
         if self._pending is not None:
+            if self._pending.done() and not self._pending.cancelled():
+                self._pending.exception()  # retrieved: its failure is not the one being raised
             self._pending.cancel()
             self._pending = None
 
