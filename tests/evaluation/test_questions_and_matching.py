@@ -63,6 +63,21 @@ def test_numbers_match_whether_written_in_chinese_numerals_or_digits() -> None:
     assert normalise("ＡＢＣ  def") == "abcdef"
 
 
+def test_a_gold_string_matches_the_paragraph_it_was_copied_from_whatever_numerals_surround_it() -> None:
+    """拾得人 is a word, not "10得人": the gold string and the paragraph holding it are normalised alike,
+    numerals elsewhere in the paragraph (第三百一十七条) or not."""
+    paragraph = Paragraph(
+        "1",
+        "物权编",
+        "第三百一十六条 拾得人应当妥善保管遗失物。\n\n第三百一十七条 权利人领取遗失物时，"
+        "应当向拾得人或者有关部门支付保管遗失物等支出的必要费用。",
+    )
+    assert found_gold(
+        [Gold("应当向拾得人或者有关部门支付保管遗失物等支出的必要费用", file="物权编.md")], [paragraph]
+    ) == [True]
+    assert found_gold([Gold("第317条 权利人领取遗失物时")], [paragraph]) == [True]
+
+
 def test_gold_with_a_file_matches_only_that_document() -> None:
     """The same sentence in another version of a law does not count when the gold names the file."""
     gold = [Gold("六十日内提出行政复议申请", file="行政复议法(2023-09-01).md")]
