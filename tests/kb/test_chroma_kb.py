@@ -6,7 +6,6 @@ import asyncio
 import logging
 import math
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 
 import chromadb
@@ -342,60 +341,6 @@ async def test_writes_yield_to_the_event_loop_between_batches(
     # Done on the loop, the 30 upserts would allow no tick at all and one gap as long as the whole call.
     assert ticker.ticks >= 1500 // 50 // 2
     assert ticker.max_gap < elapsed / 3
-
-
-class OrderRecordingEmbedder(CountingEmbedder):
-    """Notes in a shared log when each embedding call starts."""
-
-    def __init__(self, log: list[str]) -> None:
-        super().__init__()
-        self.log = log
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        self.log.append(f"embed {len(texts)}")
-        return await super().embed_documents(texts)
-
-
-async def test_the_next_slice_is_embedded_while_the_current_one_is_written(tmp_path: Path) -> None:
-    """Ingest at the embedder's speed: a slice's embedding starts before the previous slice's write ends."""
-    log: list[str] = []
-    kb = make_kb(tmp_path, OrderRecordingEmbedder(log), write_batch=4)
-    texts = [f"第{i}段 讲述港口码头的装卸规则" for i in range(10)]
-    await kb.replace_documents(
-        "ds",
-        [(doc("ds", "d1"), chunks(*texts))],
-        embedding_model=MODEL,
-        on_written=lambda count: log.append(f"written {count}"),
-    )
-    found = await kb.search(request("装卸规则", "ds", mode="embedding", limit=20))
-    await kb.close()
-    assert log == ["embed 4", "embed 4", "written 4", "embed 2", "written 4", "written 2"]
-    assert len(found) == 10
-
-
-class FailingSecondCallEmbedder(CountingEmbedder):
-    """Embeds the first slice, then fails (a model server going away mid-ingest)."""
-
-    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        if self.document_calls >= 1:
-            self.document_calls += 1
-            raise RuntimeError("embedding server went away")
-        return await super().embed_documents(texts)
-
-
-async def test_a_slice_failing_to_embed_ahead_leaves_nothing_of_the_batch_live(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The failure of the slice embedded ahead is raised, the written slice never goes live, and no
-    embedding task is left behind unretrieved."""
-    kb = make_kb(tmp_path, FailingSecondCallEmbedder(), write_batch=4)
-    texts = [f"第{i}段 讲述港口码头的装卸规则" for i in range(10)]
-    with pytest.raises(RuntimeError, match="went away"):
-        await kb.replace_documents("ds", [(doc("ds", "d1"), chunks(*texts))], embedding_model=MODEL)
-    assert await kb.list_documents("ds") == []
-    assert await kb.search(request("装卸规则", "ds", mode="keywords", limit=20)) == []
-    await kb.close()
-    assert "never retrieved" not in caplog.text
 
 
 async def test_keyword_index_survives_a_restart_and_is_rebuilt_when_missing(

@@ -22,10 +22,8 @@ the old version's chunks; searches only show live versions, so old and new never
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 
@@ -200,9 +198,8 @@ class ChromaKnowledgeBase(ChromaMaintenance):
 
         A chunk whose embedding text (title, headings, text) is unchanged keeps its stored vector:
         only new or changed chunks are embedded (a content hash per chunk, in its metadata). Chunks are
-        embedded and upserted WRITE_BATCH at a time, the next slice embedded while this one is written
-        (the embedder never waits on Chroma), and on_written(n) is called after each upsert, so a big
-        document shows progress. Upserting hundreds of chunks per call instead of one document's
+        embedded and upserted WRITE_BATCH at a time, and on_written(n) is called after each upsert, so
+        a big document shows progress. Upserting hundreds of chunks per call instead of one document's
         dozens is ~3x cheaper in Chroma (measured: 50 -> ~740, 500 -> ~2060 records per CPU-second).
         Every document's new chunks are written before the single catalog write that makes them all
         live. keywords: each item's chunk terms from self.chunk_keywords, already computed (by
@@ -234,12 +231,10 @@ class ChromaKnowledgeBase(ChromaMaintenance):
         # holds the GIL while it writes, so a thread could not overlap with it).
         tokenising = asyncio.ensure_future(self._tokenise(texts)) if given is None else None
         embedder = self._embedders(embedding_model)
-        slices = [(start, start + self._write_batch) for start in range(0, len(ids), self._write_batch)]
-        # the next slice is embedded while this one is written: the embedder never waits on Chroma
-        embedding = _SlicesAhead(embedder, texts, hashes, kept, slices)
         try:
-            for start, end in slices:
-                vectors = await embedding.next()
+            for start in range(0, len(ids), self._write_batch):
+                end = start + self._write_batch
+                vectors = await _vectors(embedder, texts[start:end], hashes[start:end], kept)
                 if handle is None:
                     handle = await self._create(dataset, embedding_model, int(vectors.shape[1]))
                 await self._run(
@@ -250,7 +245,6 @@ class ChromaKnowledgeBase(ChromaMaintenance):
             if handle is None:  # documents without chunks: the dataset still comes into being
                 handle = await self._create(dataset, embedding_model, await _dimension_of(embedder))
         except BaseException:
-            embedding.cancel()
             if tokenising is not None:
                 tokenising.cancel()
             raise
@@ -324,46 +318,6 @@ def _given_keywords(
     if any(len(terms) != len(chunks) for terms, (_, chunks) in zip(keywords, items, strict=True)):
         return None
     return [term for terms in keywords for term in terms]
-
-
-class _SlicesAhead:
-    """The vectors of each slice in turn, the next slice's embedding started when one is taken."""
-
-    def __init__(
-        self,
-        embedder: Embedder,
-        texts: Sequence[str],
-        hashes: Sequence[str],
-        kept: dict[str, np.ndarray],
-        slices: Sequence[tuple[int, int]],
-    ) -> None:
-        self._jobs = deque(
-            functools.partial(_vectors, embedder, texts[start:end], hashes[start:end], kept)
-            for start, end in slices
-        )
-        self._pending: asyncio.Future[np.ndarray] | None = self._start()
-
-    def _start(self) -> asyncio.Future[np.ndarray] | None:
-        return asyncio.ensure_future(self._jobs.popleft()()) if self._jobs else None
-
-    async def next(self) -> np.ndarray:
-        """This slice's vectors; the following slice starts embedding before they are returned."""
-        assert self._pending is not None, "no slice left"
-        current, self._pending = self._pending, None
-        try:
-            vectors = await current
-        finally:
-            self._pending = self._start()
-        return vectors
-
-    def cancel(self) -> None:
-        """Stop the slice being embedded ahead (after a failed write)."""
-        self._jobs.clear()
-        if self._pending is not None:
-            if self._pending.done() and not self._pending.cancelled():
-                self._pending.exception()  # retrieved: its failure is not the one being raised
-            self._pending.cancel()
-            self._pending = None
 
 
 async def _vectors(
