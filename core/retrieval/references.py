@@ -1,9 +1,10 @@
 """References one paragraph makes to another: an article it cites, a document it names (pure).
 
 Statutes and handbooks send their reader elsewhere: "依照《中华人民共和国行政诉讼法》第四十五条" (another
-document's article), "依照刑法第一百三十三条" (another law's article, by its bare name), "依照本法第二十四条第二款"
-/ "本条例第十条" (an article of the same document), "依照《中华人民共和国行政诉讼法》的规定" (another
-document, no article), a Markdown link "[差旅政策](travel.md)", "see the travel policy". These are read here from a paragraph's text; the knowledge base resolves them to
+document's article), "依照刑法第一百三十三条" (another law's article, by its bare name),
+"依照本法第二十四条第二款" / "本条例第十条" (an article of the same document),
+"依照《中华人民共和国行政诉讼法》的规定" (another document, no article), a Markdown link "[差旅政策](travel.md)",
+"see the travel policy". These are read here from a paragraph's text; the knowledge base resolves them to
 paragraphs (docs/design.md#following-references). A reference to a paragraph's own article ("前款", "本条")
 names nothing new and is not read.
 """
