@@ -10,16 +10,14 @@ Pure; CPU-bound (jieba): call from a worker thread.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from adapters.extractive.language.relevance import SentenceIndex, score_sentences
 from adapters.extractive.language.sentences import Sentence
 from core.models import Hit
-from core.retrieval.references import SELF, Reference, article_number, normal_title, references_in
+from core.retrieval.references import SELF, Reference, normal_title, opened_article, references_in
 
 MAX_DEFERRED = 2  # cited articles quoted for one part
-_ARTICLE_START = re.compile(r"^\s*第([0-9零〇一二两三四五六七八九十百千]+)条")
 
 
 def deferred_sentences(
@@ -32,6 +30,7 @@ def deferred_sentences(
     sentence of each that answers the part best (its first one when none shares a word with it); none
     already quoted, at most MAX_DEFERRED."""
     found: list[Sentence] = []
+    index: SentenceIndex | None = None  # built once, when a cited article is found
     for sentence in quoted:
         citing = evidence[sentence.source - 1]
         for reference in references_in(sentence.text):
@@ -40,7 +39,8 @@ def deferred_sentences(
             own = _article_sentences(reference, citing, evidence, candidates)
             if not own or any(s in quoted or s in found for s in own):
                 continue
-            scored = score_sentences(part, SentenceIndex.of(evidence, candidates), None, among=own)
+            index = index or SentenceIndex.of(evidence, candidates)
+            scored = score_sentences(part, index, None, among=own)
             found.append(scored[0].sentence if scored and scored[0].words > 0 else own[0])
     return found
 
@@ -76,9 +76,9 @@ def _of_article(sentences: Sequence[Sentence], article: int) -> list[Sentence]:
     own: list[Sentence] = []
     inside = False
     for sentence in sentences:
-        opening = _ARTICLE_START.match(sentence.text)
+        opening = opened_article(sentence.text)
         if opening is not None:
-            inside = article_number(opening.group(1)) == article
+            inside = opening == article
         if inside:
             own.append(sentence)
     return own

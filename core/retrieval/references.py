@@ -34,6 +34,7 @@ _BARE = re.compile(
 )
 _MARKDOWN_LINK = re.compile(r"(?<!!)\[([^\[\]\n]{2,80})\]\(([^()\s]+)\)")
 _ALSO_OWN = re.compile(rf"(?:、|和|及|或者|至)\s*{_ARTICLE}")
+_OPENING = re.compile(rf"\s*{_ARTICLE}")
 _EXTENSION = re.compile(r"\.(?:md|markdown|txt|html?|pdf|docx?|pptx?|xlsx?)$", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
@@ -98,13 +99,16 @@ def _listed_after(text: str, end: int, title: str) -> list[Reference]:
     return more
 
 
+def opened_article(line: str) -> int | None:
+    """The number of the article a line (or sentence) opens with, "第N条 …" (N in Chinese or digits); None
+    for any other line."""
+    match = _OPENING.match(line)
+    return article_number(match.group(1)) if match is not None else None
+
+
 def cites_article(text: str, article: int) -> bool:
     """Whether a paragraph holds the article itself: a line starting "第N条" (N in Chinese or digits)."""
-    for line in text.splitlines():
-        match = re.match(rf"\s*{_ARTICLE}", line)
-        if match is not None and article_number(match.group(1)) == article:
-            return True
-    return False
+    return any(opened_article(line) == article for line in text.splitlines())
 
 
 def normal_title(text: str) -> str:
