@@ -112,6 +112,42 @@ async def test_each_compared_entity_needs_its_own_paragraph() -> None:
     assert both.sufficient
 
 
+async def test_a_name_run_together_with_a_demonym_is_read_up_to_its_title() -> None:
+    """ "Dara Quill Irish" in the question is Dara Quill's page plus a property: her own page, saying she
+    is Welsh, answers the part; without the title cut the part named a thing no paragraph holds."""
+    question = "Are both Tomas Brennick and Dara Quill Irish?"
+    brennick = hit(
+        1,
+        "Tomas Brennick (born 1950) is an Irish painter and printmaker.",
+        "Tomas Brennick-1a2b3c",
+        "Tomas Brennick",
+    )
+    quill = hit(
+        2,
+        "Dara Quill (born 1961) is a Welsh sculptor known for slate carvings.",
+        "Dara Quill-4d5e6f",
+        "Dara Quill",
+    )
+    verdict, _ = await engine.assess(question, [brennick, quill], [question])
+    assert verdict.sufficient
+    alone, _ = await engine.assess(question, [brennick], [question])
+    assert not alone.sufficient
+
+
+async def test_an_opening_word_run_into_a_name_is_cut_at_the_title() -> None:
+    """ "Between Ilse Marna Vock" holds the title "Ilse Marna Vock" and no paragraph holds the whole run."""
+    question = "Between Ilse Marna Vock and Oren Salt, which filmmaker worked in more jobs?"
+    vock = hit(
+        1,
+        "Ilse Marna Vock is a German director, producer and editor of film.",
+        "Ilse Marna Vock-0a0a0a",
+        "Ilse Marna Vock",
+    )
+    salt = hit(2, "Oren Salt is an American filmmaker and screenwriter.", "Oren Salt-0b0b0b", "Oren Salt")
+    verdict, _ = await engine.assess(question, [vock, salt], [question])
+    assert verdict.sufficient
+
+
 async def test_uncovered_compared_entities_get_one_query_each() -> None:
     """Neither magazine found: two queries, one per compared entity."""
     unrelated = hit(5, "A list of periodicals sold at the station kiosk.", "Kiosk")

@@ -126,13 +126,22 @@ def test_single_questions_stay_whole(question: str) -> None:
             ],
         ),
         (
+            "Which river is longer, the Ardle and the Ericht?",
+            ["Which river is longer, the Ardle", "Which river is longer, the Ericht"],
+        ),
+        (
+            "Which genus has more species, Quillaria and Hopsella?",
+            ["Which genus has more species, Quillaria", "Which genus has more species, Hopsella"],
+        ),
+        (
             "Hayden is a singer-songwriter from Canada, but where does Buck-Tick hail from?",
             ["Hayden is a singer-songwriter from Canada", "where does Buck-Tick hail from"],
         ),
     ],
 )
 def test_english_compared_names_each_get_a_part(question: str, parts: list[str]) -> None:
-    """Names joined by 'or', or by 'and' with a comparison cue, get one part each; a contrast clause splits."""
+    """Names joined by 'or', or by 'and' with a comparison cue (a comparative among them), get one part each; a
+    contrast clause splits."""
     assert split_question(question) == parts
 
 

@@ -20,7 +20,13 @@ from dataclasses import replace
 
 from adapters.extractive.judging.bridges import is_bridge_shaped
 from adapters.extractive.judging.followup import choices, note, pick
-from adapters.extractive.judging.support import MAX_SUPPORTING, PartSupport, analyse_part, hit_text
+from adapters.extractive.judging.support import (
+    MAX_SUPPORTING,
+    PartSupport,
+    analyse_part,
+    hit_text,
+    title_backed,
+)
 from adapters.extractive.language.entities import own_heading
 from adapters.extractive.language.quantities import answers_asked_quantity, asked_units, asking_clause
 from adapters.extractive.language.semantic import SEMANTIC_MARGIN, SEMANTIC_SUPPORT, Similarities
@@ -156,7 +162,14 @@ def judge_parts(
     else:
         kept = list(zip(weighted, foci, strict=True))
     supports = [
-        analyse_part(t, evidence, stacks, question=question, threshold=threshold, compared=bool(focus))
+        analyse_part(
+            title_backed(t, evidence, stacks),
+            evidence,
+            stacks,
+            question=question,
+            threshold=threshold,
+            compared=bool(focus),
+        )
         for t, focus in kept
     ]
     supports = [_answering_the_asked_kind(s, evidence) for s in supports]

@@ -23,7 +23,8 @@ paragraph of its own: one about it (its title), or one covering the part that na
 heading or first sentence (where a paragraph names its subject) or contains every word of the part; a
 passing mention in another entity's paragraph is not support. An anchor that matches only terms found
 in most of the evidence (a company name in every paragraph) singles nothing out: it proposes no bridge.
-CPU-bound (jieba): call from a worker thread.
+A run of capitalised words no paragraph holds is read up to the evidence's title it begins or ends with
+(title_backed). CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from adapters.extractive.judging.bridges import (
     Candidate,
@@ -42,8 +43,10 @@ from adapters.extractive.judging.bridges import (
 from adapters.extractive.language.entities import is_about, normal, subject_of
 from adapters.extractive.language.sentences import Sentence
 from adapters.extractive.language.terms import CJK, squeeze
+from adapters.extractive.language.terms import terms as terms_of
 from adapters.extractive.question.salience import ENTITY_WEIGHT, Match, PartTerms, Stack, match
 from core.models import Hit
+from core.retrieval.rerank import document_title
 
 ANCHORS = 3  # paragraphs tried as a part's anchor
 BRIDGE_CANDIDATES = 2  # an anchor's top bridge entities whose paragraphs complete a part
@@ -79,6 +82,41 @@ class PartSupport:
     def part(self) -> str:
         """The part's text."""
         return self.terms.part
+
+
+def title_backed(terms: PartTerms, evidence: Sequence[Hit], stacks: Sequence[Stack]) -> PartTerms:
+    """The part's terms with each multi-word Latin entity that no paragraph contains cut to the longest run
+    of its words at either edge that is exactly the title of an evidence document ("Neil Jordan American" ->
+    "Neil Jordan", "Between Frederick King Keller" -> "Frederick King Keller"); the words cut off become
+    generic terms. Capitalised words run together in a question where a name meets a demonym or an
+    opener, and the dataset's own titles tell where the name ends."""
+    titles = {normal(document_title(subject_of(hit))) for hit in evidence}
+    entities: list[str] = []
+    generic = list(terms.generic)
+    for entity in terms.entities:
+        words = entity.split()
+        if CJK.search(entity) or len(words) < 2 or any(stack.has_entity(entity) for stack in stacks):
+            entities.append(entity)
+            continue
+        title = next(
+            (
+                (start, end)
+                for size in range(len(words) - 1, 0, -1)
+                for start, end in ((0, size), (len(words) - size, len(words)))
+                if normal(" ".join(words[start:end])) in titles
+            ),
+            None,
+        )
+        if title is None:
+            entities.append(entity)
+            continue
+        start, end = title
+        entities.append(" ".join(words[start:end]))
+        rest = [*terms_of(" ".join(words[:start])), *terms_of(" ".join(words[end:]))]
+        generic.extend(word for word in rest if word not in generic)
+    if entities == list(terms.entities):
+        return terms
+    return replace(terms, entities=tuple(entities), generic=tuple(generic))
 
 
 def term_weights(terms: PartTerms, singles: Sequence[Match]) -> dict[str, float]:

@@ -1,8 +1,8 @@
 """Compared entities in English questions ("Which is older, X or Y?", "Were X and Y both ...?").
 
 A comparison names two or more proper-noun spans (or quoted titles) joined only by ``,``, ``and`` or
-``or``; with ``or`` between them, a comparison word (both, same, share, common, either, difference ...)
-or an auxiliary right before them (``Are X and Y ...``), the question becomes one part per entity: the
+``or``; with ``or`` between them, a comparison word (both, same, share, common, either, difference ...,
+or a comparative: more, older, longer ...) or an auxiliary right before them (``Are X and Y ...``), the question becomes one part per entity: the
 rest of the question with that entity alone in the list's place. ``compared_entities`` recognises
 such parts afterwards (in any language): they differ only in the entity slot, so each asks about one
 named thing and needs its own supporting paragraph. CPU-bound (jieba): call from a worker thread.
@@ -19,7 +19,8 @@ from adapters.extractive.language.terms import pos_tokens
 _GAP = re.compile(r"^\s*,?\s*(?:(and|or|&)\s+)?(?:the\s+)?$", re.IGNORECASE)
 _CUE = re.compile(
     r"\b(?:both|same|share|shared|common|either|neither|compare|compared|comparison|difference|differ|"
-    r"between|respectively|each|versus|vs)\b",
+    r"between|respectively|each|versus|vs|more|less|fewer|older|younger|earlier|larger|smaller|bigger|longer|"
+    r"shorter|taller|higher|greater)\b",
     re.IGNORECASE,
 )
 _AUXILIARY = re.compile(r"\b(?:are|were|is|was|do|does|did|have|has|had)\s+(?:the\s+\w+\s+)?$", re.IGNORECASE)
