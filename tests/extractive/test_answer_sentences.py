@@ -7,6 +7,7 @@ import pytest
 from adapters.extractive import ExtractiveEngine
 from adapters.extractive.answer import supported_sentences
 from adapters.extractive.judging.support import PartSupport
+from adapters.extractive.language.quantities import asked_bound, states_bound
 from adapters.extractive.language.relevance import SentenceIndex, asks, score_sentences
 from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import split_sentences
@@ -63,14 +64,15 @@ async def test_a_sentence_far_in_meaning_and_words_is_left_out() -> None:
 
 
 def test_meaning_outranks_repeated_words_and_rare_words_outrank_common_ones() -> None:
-    """Scores: words alone put the opening that repeats the question first, meaning puts the answering
-    sentence above it; without meaning, the rarer shared words lead ("工资" over the common "试用期")."""
+    """Scores: words alone put the sentence stating the asked limit ("不得超过") above the opening that repeats
+    the question, and meaning keeps it there; without meaning, the rarer shared words lead ("工资" over the
+    common "试用期")."""
     evidence = [hit(1, f"{OPENING}{LIMIT}{WAGES}", "劳动合同法.md")]
     sentences = split_sentences(evidence)
     index = SentenceIndex.of(evidence, sentences)
     part = PROBATION.rstrip("？")
     by_words = score_sentences(part, index, None)
-    assert [item.sentence.text for item in by_words[:2]] == [OPENING, LIMIT]
+    assert [item.sentence.text for item in by_words[:2]] == [LIMIT, OPENING]
     meaning = Similarities((part,), tuple(sentences), ((0.5, 0.85, 0.3),))
     assert score_sentences(part, index, meaning)[0].sentence.text == LIMIT
     words_only = score_sentences("试用期工资最低多少", index, None)
@@ -231,3 +233,35 @@ async def test_a_quoted_list_item_brings_the_sentence_that_announces_its_list() 
     lead = "- 第一百三十三条之一 在道路上驾驶机动车，有下列情形之一的，处拘役，并处罚金： [1]"
     assert lead in lines
     assert lines.index(lead) < lines.index("- （二）醉酒驾驶机动车的； [1]")
+
+
+async def test_a_part_asking_for_a_limit_is_answered_by_the_sentence_stating_one() -> None:
+    """ "最长…多久": the sentence stating an upper limit ("最长不得超过六个月") is quoted, though two others repeat
+    more of the question's words and one of them states a duration too; no encoder, words alone."""
+    article = "第二十一条 劳动合同可以约定试用期。试用期最长不得超过六个月。"
+    other = "以完成一定工作任务为期限的劳动合同或者劳动合同期限不满三个月的，不得约定试用期。"
+    evidence = [hit(1, other, "劳动合同法.md"), hit(2, article, "劳动法.md")]
+    text = await _answer(PROBATION, evidence, None)
+    assert "- 试用期最长不得超过六个月。 [2]" in text
+
+
+@pytest.mark.parametrize(
+    ("part", "direction"),
+    [
+        ("劳动合同的试用期最长可以约定多久", "upper"),
+        ("男女最早几岁可以登记结婚", "lower"),
+        ("How many days at most can the leave last?", "upper"),
+        ("劳动合同的试用期可以约定多久", None),  # no limit asked
+        ("最长的河流叫什么名字", None),  # a superlative, but no quantity asked
+    ],
+)
+def test_the_limit_a_part_asks_for(part: str, direction: str | None) -> None:
+    """A limit is asked for only with a quantity, and its direction decides which stated limits answer it."""
+    assert asked_bound(part) == direction
+
+
+def test_a_stated_limit_has_a_direction() -> None:
+    """ "不得超过" and "以下" state upper limits, "不得早于" and "at least" lower ones."""
+    assert states_bound("试用期不得超过六个月", "upper") and states_bound("二百人以下", "upper")
+    assert states_bound("男不得早于二十二周岁", "lower") and states_bound("at least 30 days", "lower")
+    assert not states_bound("试用期不得超过六个月", "lower")

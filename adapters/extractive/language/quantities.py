@@ -4,7 +4,9 @@
 share, "how many years" by a number of years, "when" by a year or date; a bare "多少" / "how many" by any
 number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
 part, and neither does one stating a number of another kind ("连续工作一年以上" for "每年休几天").
-Article labels (第二十条) are not numbers of anything.
+Article labels (第二十条) are not numbers of anything. A part asking for a limit ("最长", "至少", "at most")
+is answered by a text stating a limit of that direction ("不得超过六个月", "not less than"): asked_bound and
+states_bound.
 """
 
 from __future__ import annotations
@@ -118,3 +120,39 @@ def answers_asked_quantity(part: str, text: str) -> bool:
     """True unless the part asks for a quantity the text does not state (see the module docstring)."""
     units = asked_units(part)
     return units is None or states_quantity(text, units)
+
+
+# A limit asked for, and a limit stated, by direction: "最长…多久" is answered by "不得超过六个月".
+_BOUND_ASKED = {
+    "upper": re.compile(
+        r"最长|最多|最高|最大|最久|最晚|最迟|上限|至多|封顶|\b(?:at most|maximum|longest|latest)\b", re.I
+    ),
+    "lower": re.compile(
+        r"最少|最低|最短|最早|至少|下限|起码|\b(?:at least|minimum|shortest|earliest|fewest)\b", re.I
+    ),
+}
+_BOUND_STATED = {
+    "upper": re.compile(
+        r"不得超过|不超过|不能超过|不应超过|不得多于|不得长于|不得晚于|最长|最多|最高|最大|最迟|以内|以下|至多|上限|"
+        r"\b(?:not (?:to )?exceed|no more than|at most|maximum|up to|no later than)\b",
+        re.I,
+    ),
+    "lower": re.compile(
+        r"不得少于|不少于|不得低于|不低于|不得短于|不得早于|最少|最低|最短|至少|下限|"
+        r"\b(?:at least|no less than|not less than|minimum|no earlier than)\b",
+        re.I,
+    ),
+}
+
+
+def asked_bound(part: str) -> str | None:
+    """ "upper" or "lower" when the part asks for a quantity and for a limit of it ("最长可以约定多久"), else None."""
+    if asked_units(part) is None:
+        return None
+    found = [direction for direction, pattern in _BOUND_ASKED.items() if pattern.search(part)]
+    return found[0] if len(found) == 1 else None
+
+
+def states_bound(text: str, direction: str) -> bool:
+    """Whether the text states a limit of that direction ("不得超过", "至少", "no more than")."""
+    return bool(_BOUND_STATED[direction].search(text))

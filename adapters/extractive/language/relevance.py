@@ -6,6 +6,8 @@ A sentence's score adds
 * ``TERMS_WEIGHT`` times the share of the part's words it contains, each word weighted by how rare it is
   among the evidence sentences (its paragraph's document name and heading count ``CONTEXT_SHARE``),
 * ``QUANTITY_WEIGHT`` when the part asks for a quantity and the sentence states one of that kind,
+* when the part asks for a limit ("最长…多久", "at most"), the stated limit of that direction ("不得超过")
+  counted as one more of the part's words, weighted by its rarity like the others,
 * ``RANK_WEIGHT / sqrt(rank)`` of its paragraph in the reranked evidence.
 
 A sentence that is itself a question (a Slack thread's opening post, a FAQ's heading line) answers
@@ -23,7 +25,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapters.extractive.language.quantities import answers_asked_quantity, asked_units
+from adapters.extractive.language.quantities import (
+    answers_asked_quantity,
+    asked_bound,
+    asked_units,
+    states_bound,
+)
 from adapters.extractive.language.semantic import Similarities
 from adapters.extractive.language.sentences import Sentence
 from adapters.extractive.language.terms import Haystack, terms
@@ -82,7 +89,10 @@ def score_sentences(
     evidence order)."""
     wanted = list(dict.fromkeys([*terms(part), *also]))  # deduplicated, in order
     weights = index.idf(wanted)
-    total = sum(weights.values())
+    bound = asked_bound(part)
+    bounded = [bound is not None and states_bound(s.text, bound) for s in index.sentences]
+    bound_weight = math.log(1 + len(bounded) / (1 + sum(bounded))) if bound is not None else 0.0
+    total = sum(weights.values()) + bound_weight
     similar = {sentence: score for score, sentence in meaning.ranked(part)} if meaning is not None else {}
     quantity = asked_units(part) is not None
     allowed = set(among) if among is not None else None
@@ -92,8 +102,9 @@ def score_sentences(
             continue
         own = set(index.stacks[position].matched(wanted))
         around = set(index.context[sentence.source - 1].matched(wanted)) - own
+        stated = bound_weight if bounded[position] else 0.0
         words = (
-            (sum(weights[w] for w in own) + CONTEXT_SHARE * sum(weights[w] for w in around)) / total
+            (sum(weights[w] for w in own) + CONTEXT_SHARE * sum(weights[w] for w in around) + stated) / total
             if total
             else 0.0
         )
