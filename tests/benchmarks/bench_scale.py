@@ -1,6 +1,6 @@
 """Scale benchmark: what a store of 10k, 100k or 1M chunks costs, with the embedder out of the measurement.
 
-Run: python tests/benchmarks/bench_scale.py [--sizes 10000 100000 1000000] [--skip-serve]
+Run: python tests/benchmarks/bench_scale.py [--sizes 10000 100000 1000000] [--skip-serve] [--chroma-server]
 
 For each size, on a corpus of CMRC sentences recombined into law-corpus-like chunks with precomputed
 vectors (tests/benchmarks/bench_kb.py: write_corpus, the lookup embedder, the same question set):
@@ -13,7 +13,9 @@ vectors (tests/benchmarks/bench_kb.py: write_corpus, the lookup embedder, the sa
 * cold start: a new process opening the store and answering its first search (the query embedded by the
   real offline encoder, as `kb search` does), wall time from the interpreter's start;
 * `kb serve`'s resident memory (HTTP mode, against the mock Slack Web API of the tests): idle once its
-  datasets are warm, and its peak while answering 8 questions sent at once.
+  datasets are warm, and its peak while answering 8 questions sent at once; with ``--chroma-server`` the
+  same again with the store served by a Chroma server (`chroma run` over the same folder, KB_CHROMA_URL),
+  where the vector index lives in the server process, whose peak is printed beside it.
 
 Printed as one table per run with the goals (1M: search p95 <= 50 ms in every mode, adding 1,000 chunks
 <= 5 s, `kb serve` resident memory <= 2 GB, ingest >= 90 % of Chroma alone). Data is read in place.
@@ -23,15 +25,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +130,43 @@ def _cold_start(home: Path, question: str) -> tuple[float, float]:
     return time.perf_counter() - started, float(done.stdout.strip().splitlines()[-1])
 
 
-async def _serve_memory(home: Path, questions: list[str]) -> tuple[float, float]:
-    """(idle MB once warm, peak MB while answering CONCURRENT_QUESTIONS at once) of `kb serve`."""
+@contextlib.contextmanager
+def _chroma_server(home: Path) -> Iterator[tuple[str, int]]:
+    """`chroma run` over the store's own Chroma folder on a free port: (its URL once it answers, its pid)."""
+    import chromadb
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    command = Path(sys.executable).parent / "chroma"
+    log = (home / "chroma-server.log").open("wb")
+    server = subprocess.Popen(
+        [str(command), "run", "--path", str(home / "chroma"), "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
+                break
+            except Exception:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}", server.pid
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        log.close()
+
+
+async def _serve_memory(
+    home: Path, questions: list[str], *, chroma_url: str | None = None
+) -> tuple[float, float]:
+    """(idle MB once warm, peak MB while answering CONCURRENT_QUESTIONS at once) of `kb serve`, over the
+    embedded store or, with chroma_url, over a Chroma server holding it."""
     import aiohttp
 
     from tests.slack.mock_slack_api import MockSlackApi
@@ -134,6 +174,8 @@ async def _serve_memory(home: Path, questions: list[str]) -> tuple[float, float]
 
     mock = await MockSlackApi().start()
     env = {**os.environ, "KB_HOME": str(home), "KB_MODEL": "extractive"}
+    if chroma_url:
+        env["KB_CHROMA_URL"] = chroma_url
     server, base = await start_kb_serve(env, mock)
     try:
         await asyncio.sleep(5)  # the datasets warm up in the background after /healthz answers
@@ -160,7 +202,7 @@ async def _serve_memory(home: Path, questions: list[str]) -> tuple[float, float]
         await mock.close()
 
 
-async def bench_size(size: int, workdir: Path, *, serve: bool) -> dict[str, float]:
+async def bench_size(size: int, workdir: Path, *, serve: bool, server: bool = False) -> dict[str, float]:
     print(f"\n== {size:,} chunks", flush=True)
     folder = workdir / f"docs-{size}"
     table = write_corpus(folder, size)
@@ -192,6 +234,18 @@ async def bench_size(size: int, workdir: Path, *, serve: bool) -> dict[str, floa
             f"  kb serve: {result['serve_idle_mb']:,.0f} MB idle, {result['serve_peak_mb']:,.0f} MB peak",
             flush=True,
         )
+    if server:
+        with _chroma_server(home) as (url, pid):
+            result["server_idle_mb"], result["server_peak_mb"] = await _serve_memory(
+                home, questions, chroma_url=url
+            )
+            result["chroma_server_peak_mb"] = _rss_mb(pid, "VmHWM")
+        print(
+            f"  kb serve over a Chroma server: {result['server_idle_mb']:,.0f} MB idle, "
+            f"{result['server_peak_mb']:,.0f} MB peak; the Chroma server's peak "
+            f"{result['chroma_server_peak_mb']:,.0f} MB",
+            flush=True,
+        )
     shutil.rmtree(folder, ignore_errors=True)
     return result
 
@@ -208,6 +262,9 @@ def table(results: dict[int, dict[str, float]]) -> str:
         ("  of which opening + first search, s", "cold_open_search_s", "{:.2f}"),
         ("kb serve idle, MB", "serve_idle_mb", "{:,.0f}"),
         (f"kb serve peak, {CONCURRENT_QUESTIONS} questions, MB (goal <= 2048)", "serve_peak_mb", "{:,.0f}"),
+        ("kb serve over a Chroma server idle, MB", "server_idle_mb", "{:,.0f}"),
+        ("kb serve over a Chroma server peak, MB (goal <= 2048)", "server_peak_mb", "{:,.0f}"),
+        ("  the Chroma server's own peak, MB", "chroma_server_peak_mb", "{:,.0f}"),
     ]
     sizes = sorted(results)
     lines = [f"{'':<52}" + "".join(f"{size:>16,}" for size in sizes)]
@@ -234,12 +291,19 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--skip-serve", action="store_true", help="do not measure kb serve's memory")
+    parser.add_argument(
+        "--chroma-server",
+        action="store_true",
+        help="also measure kb serve's memory with the store behind a Chroma server (KB_CHROMA_URL)",
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="kb-scale-"))
     results: dict[int, dict[str, float]] = {}
     try:
         for size in args.sizes:
-            results[size] = await bench_size(size, workdir, serve=not args.skip_serve)
+            results[size] = await bench_size(
+                size, workdir, serve=not args.skip_serve, server=args.chroma_server
+            )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print("\n" + table(results))
