@@ -172,6 +172,8 @@ async def _serve_memory(
     from tests.slack.mock_slack_api import MockSlackApi
     from tests.slack.serve_support import event_body, signed_headers, start_kb_serve
 
+    # events the store's conversations already hold (an earlier run on this home) would be skipped as repeats
+    day = 1900 if chroma_url else 1800
     mock = await MockSlackApi().start()
     env = {**os.environ, "KB_HOME": str(home), "KB_MODEL": "extractive"}
     if chroma_url:
@@ -182,7 +184,9 @@ async def _serve_memory(
         idle = _rss_mb(server.pid)
         async with aiohttp.ClientSession() as http:
             bodies = [
-                event_body(f"EvScale{n}", type="app_mention", text=f"<@UBOT> {question}", ts=f"1800.{n:06d}")
+                event_body(
+                    f"EvScale{day}x{n}", type="app_mention", text=f"<@UBOT> {question}", ts=f"{day}.{n:06d}"
+                )
                 for n, question in enumerate(questions[:CONCURRENT_QUESTIONS])
             ]
             await asyncio.gather(
@@ -190,7 +194,7 @@ async def _serve_memory(
             )
             await mock.wait_for(
                 lambda: (
-                    sum(bool(mock.thread("C1", f"1800.{n:06d}")) for n in range(len(bodies))) == len(bodies)
+                    sum(bool(mock.thread("C1", f"{day}.{n:06d}")) for n in range(len(bodies))) == len(bodies)
                 ),
                 within=600,
             )
