@@ -251,11 +251,12 @@ def chroma_alone(home: Path, floor_home: Path) -> tuple[float, float, int]:
     for offset in range(0, len(ids), READ_BATCH):
         got = source.get(ids=ids[offset : offset + READ_BATCH], include=["embeddings", "metadatas"])
         matrix = np.asarray(got["embeddings"], dtype=np.float32)
+        metadatas = got["metadatas"] or []
         for start in range(0, len(got["ids"]), WRITE_BATCH):
             end = start + WRITE_BATCH
             started, cpu_started = time.perf_counter(), time.process_time()
             target.upsert(
-                ids=got["ids"][start:end], embeddings=matrix[start:end], metadatas=got["metadatas"][start:end]
+                ids=got["ids"][start:end], embeddings=matrix[start:end], metadatas=metadatas[start:end]
             )
             wall += time.perf_counter() - started
             cpu += time.process_time() - cpu_started

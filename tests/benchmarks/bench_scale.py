@@ -38,7 +38,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -56,7 +56,7 @@ from tests.benchmarks.bench_kb import (  # noqa: E402
     write_corpus,
 )
 
-MODES = ("embedding", "keywords", "blend")
+MODES: tuple[Literal["embedding", "keywords", "blend"], ...] = ("embedding", "keywords", "blend")
 ADDED_CHUNKS = 1000
 CONCURRENT_QUESTIONS = 8
 GOALS = {"p95_ms": 50.0, "add_1000_s": 5.0, "serve_rss_mb": 2048.0, "share_of_chroma": 0.90}
@@ -86,7 +86,7 @@ def _rss_mb(pid: int, field: str = "VmRSS") -> float:
 
 
 async def _searches(kb: Any, questions: list[str]) -> dict[str, tuple[float, float]]:
-    found = {}
+    found: dict[str, tuple[float, float]] = {}
     for mode in MODES:
         latencies = []
         for number, question in enumerate(questions):

@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -186,7 +186,7 @@ class HashEmbedder:
         matrix = np.stack([np.random.default_rng(seed).standard_normal(self._dimension) for seed in seeds])
         matrix = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
         self.seconds += time.perf_counter() - started
-        return matrix  # type: ignore[return-value]
+        return cast(list[list[float]], matrix)  # the port accepts any sequence of vectors; an array is one
 
     async def embed_query(self, text: str) -> list[float]:
         return (await self.embed_documents([text]))[0].tolist()  # type: ignore[attr-defined, no-any-return]
