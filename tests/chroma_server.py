@@ -23,31 +23,31 @@ def _free_port() -> int:
 
 
 @contextmanager
-def chroma_server(folder: Path) -> Iterator[str]:
-    """`chroma run` over folder / "server-data" on a free port: its URL once it answers, stopped after."""
+def running_chroma(data: Path, log_path: Path, *, within: float = 30) -> Iterator[tuple[str, int]]:
+    """`chroma run` over the data folder on a free port: (its URL once it answers, its pid), stopped after."""
     executable = Path(sys.executable).parent / "chroma"
     command = str(executable) if executable.exists() else shutil.which("chroma")
     if command is None:
-        pytest.fail("the chroma CLI (shipped in the chromadb wheel) is not installed")
+        raise RuntimeError("the chroma CLI (shipped in the chromadb wheel) is not installed")
     port = _free_port()
-    log = (folder / "chroma-server.log").open("wb")
+    log = log_path.open("wb")
     server = subprocess.Popen(
-        [command, "run", "--path", str(folder / "server-data"), "--port", str(port)],
+        [command, "run", "--path", str(data), "--port", str(port)],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + within
         while True:
             try:
-                make_chroma_client(chroma_path=folder, chroma_url=url).heartbeat()
+                make_chroma_client(chroma_path=data, chroma_url=url).heartbeat()
                 break
             except Exception:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise
                 time.sleep(0.2)
-        yield url
+        yield url, server.pid
     finally:
         server.terminate()
         try:
@@ -55,3 +55,13 @@ def chroma_server(folder: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+@contextmanager
+def chroma_server(folder: Path) -> Iterator[str]:
+    """`chroma run` over folder / "server-data" on a free port: its URL once it answers, stopped after."""
+    try:
+        with running_chroma(folder / "server-data", folder / "chroma-server.log") as (url, _):
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))

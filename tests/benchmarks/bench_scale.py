@@ -25,18 +25,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +52,7 @@ from tests.benchmarks.bench_kb import (  # noqa: E402
     percentile,
     write_corpus,
 )
+from tests.chroma_server import running_chroma  # noqa: E402
 
 MODES: tuple[Literal["embedding", "keywords", "blend"], ...] = ("embedding", "keywords", "blend")
 ADDED_CHUNKS = 1000
@@ -128,38 +126,6 @@ def _cold_start(home: Path, question: str) -> tuple[float, float]:
         check=True,
     )
     return time.perf_counter() - started, float(done.stdout.strip().splitlines()[-1])
-
-
-@contextlib.contextmanager
-def _chroma_server(home: Path) -> Iterator[tuple[str, int]]:
-    """`chroma run` over the store's own Chroma folder on a free port: (its URL once it answers, its pid)."""
-    import chromadb
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    command = Path(sys.executable).parent / "chroma"
-    log = (home / "chroma-server.log").open("wb")
-    server = subprocess.Popen(
-        [str(command), "run", "--path", str(home / "chroma"), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
-                break
-            except Exception:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}", server.pid
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-        log.close()
 
 
 async def _serve_memory(
@@ -239,7 +205,7 @@ async def bench_size(size: int, workdir: Path, *, serve: bool, server: bool = Fa
             flush=True,
         )
     if server:
-        with _chroma_server(home) as (url, pid):
+        with running_chroma(home / "chroma", home / "chroma-server.log", within=120) as (url, pid):
             result["server_idle_mb"], result["server_peak_mb"] = await _serve_memory(
                 home, questions, chroma_url=url
             )

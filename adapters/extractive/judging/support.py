@@ -90,7 +90,7 @@ def title_backed(terms: PartTerms, evidence: Sequence[Hit], stacks: Sequence[Sta
     "Neil Jordan", "Between Frederick King Keller" -> "Frederick King Keller"); the words cut off become
     generic terms. Capitalised words run together in a question where a name meets a demonym or an
     opener, and the dataset's own titles tell where the name ends."""
-    titles = {normal(document_title(subject_of(hit))) for hit in evidence}
+    titles: set[str] | None = None  # the evidence's titles, normalised: built when an entity is missing
     entities: list[str] = []
     generic = list(terms.generic)
     for entity in terms.entities:
@@ -98,6 +98,7 @@ def title_backed(terms: PartTerms, evidence: Sequence[Hit], stacks: Sequence[Sta
         if CJK.search(entity) or len(words) < 2 or any(stack.has_entity(entity) for stack in stacks):
             entities.append(entity)
             continue
+        titles = titles if titles is not None else {normal(document_title(subject_of(h))) for h in evidence}
         title = next(
             (
                 (start, end)
