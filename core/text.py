@@ -1,10 +1,18 @@
-"""Text helpers: language detection, normalisation, jieba tokenisation and salient terms."""
+"""Text helpers: language detection, normalisation, jieba tokenisation and salient terms.
+
+Search tokens without jieba's HMM (the keyword index's tokens, for every chunk ingested and every
+keyword query) come from rjieba, the Rust port of jieba with the same dictionary and algorithm: the same
+words 5-30 times faster (tested against jieba on Chinese, English and mixed text; with the HMM on, the two
+differ on Latin text such as "u.s" or "e-mail", so that path stays on jieba).
+"""
 
 from __future__ import annotations
 
 import functools
 import re
 import unicodedata
+
+import rjieba
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
@@ -73,12 +81,12 @@ def tokenize(text: str, *, new_words: bool = True) -> list[str]:
     """Lowercased search tokens: jieba words for Chinese, words for Latin text; punctuation dropped.
 
     new_words=False turns off jieba's HMM guessing of words missing from its dictionary (an unknown
-    name comes out in dictionary pieces or single characters): about 35 % less CPU. CPU-bound: call it
-    from a worker thread when on the event loop.
+    name comes out in dictionary pieces or single characters) and cuts with rjieba (see the module
+    docstring). CPU-bound: call it from a worker thread when on the event loop.
     """
-    jieba = _jieba()
     folded = unicodedata.normalize("NFKC", text).lower()
-    words = jieba.lcut_for_search(folded, HMM=new_words)  # type: ignore[attr-defined]
+    cut = _jieba().lcut_for_search if new_words else rjieba.cut_for_search  # type: ignore[attr-defined]
+    words = cut(folded, new_words)
     return [w for w in (w.strip() for w in words) if w and not _PUNCT_OR_SPACE.fullmatch(w)]
 
 

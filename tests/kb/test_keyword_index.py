@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from adapters.knowledge.keywords.index import KeywordIndex
 from adapters.knowledge.keywords.tokens import chunk_keywords, tokens_of
 from core.knowledge.chunking import embedding_text
 from core.models import Chunk
+from core.text import tokenize
 
 TEXTS = {
     "a": "行政复议申请期限为六十日",
@@ -142,3 +145,20 @@ def test_chunk_keywords_equal_the_tokens_of_each_embedding_text(
     chunks = [Chunk(text, heading, 0, 1), Chunk(text + "之二", heading, 1, 1), Chunk("另起", (), 2, 1)]
     expected = [tokens_of(embedding_text(chunk, document_title=title)) for chunk in chunks]
     assert chunk_keywords(title, chunks) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "用人单位与劳动者约定试用期的，试用期最长不得超过六个月；《中华人民共和国劳动合同法》第十九条。",
+        "The U.S. e-mail policy (v2.0-beta) covers COVID-19 leave: 100,000.5 USD, see https://example.com/a.b",
+        "iPhone15 Pro 张三丰在2024年3月1日说：“你好！” C++ 和 C# 与 .NET 3.14\t\n  空白 \u3000 ｆｕｌｌ",
+    ],
+)
+def test_search_tokens_without_the_hmm_are_jiebas_own(text: str) -> None:
+    """rjieba, which cuts the keyword tokens, gives jieba's search-mode words without the HMM, word for word."""
+    import jieba
+
+    folded = unicodedata.normalize("NFKC", text).lower()
+    words = (word.strip() for word in jieba.lcut_for_search(folded, HMM=False))
+    assert tokenize(text, new_words=False) == [word for word in words if re.search(r"[^\W_]", word)]
