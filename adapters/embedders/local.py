@@ -139,7 +139,7 @@ class EmbeddingProcess:
 
     def _start(self) -> None:
         """Spawn the process (forking one that runs Chroma's threads is unsafe) and wait for its model."""
-        self._directory = tempfile.mkdtemp(prefix="kb-embedding-")
+        self._directory = self._directory or tempfile.mkdtemp(prefix="kb-embedding-")
         ours, theirs = mp.Pipe()
         process = mp.get_context("spawn").Process(
             target=_serve, args=(theirs, self._directory), daemon=True, name="kb-embedding"
@@ -159,7 +159,11 @@ class EmbeddingProcess:
                         await asyncio.to_thread(self._start)
                     assert self._connection is not None
                     self._connection.send((texts, threads))
-                    status, value = await asyncio.to_thread(self._connection.recv)
+                    try:
+                        status, value = await asyncio.to_thread(self._connection.recv)
+                    except asyncio.CancelledError:
+                        self._abandon()
+                        raise
                     if status == "ok":
                         return await asyncio.to_thread(_load_and_remove, value)
                     raise OSError(value)
@@ -168,6 +172,14 @@ class EmbeddingProcess:
                     self._broken = True
                     await self._stop()
         return await asyncio.to_thread(encode, texts, threads=threads)
+
+    def _abandon(self) -> None:
+        """A request given up half way (cancelled): its answer would be read as the next one's, so the process
+        is killed (the thread waiting for that answer then reads the end of the pipe) and the next request
+        starts a new one."""
+        process, self._process, self._connection = self._process, None, None
+        if process is not None and process.is_alive():
+            process.kill()
 
     async def _stop(self) -> None:
         process, connection, self._process, self._connection = self._process, self._connection, None, None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
@@ -92,3 +93,36 @@ async def test_documents_embedded_in_their_own_process_match_and_the_process_sto
     for a, b in zip(got, expected, strict=True):
         assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-5
     assert math.isclose(cosine(query, got[0]), 1.0, abs_tol=1e-5)
+
+
+async def test_an_embedding_given_up_half_way_does_not_answer_the_next_one() -> None:
+    """Cancelled while its process embeds (an ingest that fails mid-batch), a request leaves no answer behind
+    to be read as the next one's: that process is stopped and the next request gets its own vectors from a
+    new one (two threads reading one pipe could split a message between them)."""
+    import asyncio
+    import multiprocessing
+
+    def embedding_processes() -> list[int | None]:
+        return [p.pid for p in multiprocessing.active_children() if p.name == "kb-embedding"]
+
+    texts = [
+        f"第{i}条 公民、法人或者其他组织认为行政行为侵犯其合法权益的,可以申请行政复议。" for i in range(400)
+    ]
+    other = ["The printer on floor 2 is the HP 4410.", "年假最多可以休几天"]
+    expected = await LocalEmbedder().embed_documents(other)
+    embedder = LocalEmbedder(own_process=True)
+    try:
+        await embedder.embed_documents(["warm up"])
+        first = embedding_processes()
+        pending = asyncio.ensure_future(embedder.embed_documents(texts))
+        await asyncio.sleep(0.05)
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pending
+        got = await embedder.embed_documents(other)
+        second = embedding_processes()
+    finally:
+        await embedder.aclose()
+    assert len(first) == len(second) == 1 and first != second
+    for a, b in zip(got, expected, strict=True):
+        assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-5

@@ -22,13 +22,15 @@ the old version's chunks; searches only show live versions, so old and new never
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import fields, replace
 
 import numpy as np
 
+from adapters.embedders.ahead import embedded_ahead
 from adapters.knowledge.chroma import dataset as cd
 from adapters.knowledge.chroma import keywords as ck
 from adapters.knowledge.chroma import references as cr
@@ -231,34 +233,30 @@ class ChromaKnowledgeBase(ChromaMaintenance):
         # holds the GIL while it writes, so a thread could not overlap with it).
         tokenising = asyncio.ensure_future(self._tokenise(texts)) if given is None else None
         embedder = self._embedders(embedding_model)
-        starts = range(0, len(ids), self._write_batch)
 
-        def embedding(start: int) -> asyncio.Future[np.ndarray]:
-            end = start + self._write_batch
-            return asyncio.ensure_future(_vectors(embedder, texts[start:end], hashes[start:end], kept))
+        def embedding(start: int, end: int) -> Awaitable[np.ndarray]:
+            return _vectors(embedder, texts[start:end], hashes[start:end], kept)
 
-        # the next batch is embedded while this one is written (an embedder in its own process overlaps)
-        upcoming = embedding(starts[0]) if starts else None
         try:
-            for start in starts:
-                end = start + self._write_batch
-                assert upcoming is not None
-                vectors = await upcoming
-                upcoming = embedding(start + self._write_batch) if end < len(ids) else None
-                await asyncio.sleep(0)  # the next batch's request goes out before the write takes the GIL
-                if handle is None:
-                    handle = await self._create(dataset, embedding_model, int(vectors.shape[1]))
-                await self._run(
-                    cd.write_chunks, handle, ids[start:end], vectors, metadatas[start:end], batch=len(vectors)
-                )
-                if on_written is not None:
-                    on_written(len(vectors))
+            async with contextlib.aclosing(embedded_ahead(len(ids), self._write_batch, embedding)) as batches:
+                async for start, end, vectors in batches:
+                    if handle is None:
+                        handle = await self._create(dataset, embedding_model, int(vectors.shape[1]))
+                    await self._run(
+                        cd.write_chunks,
+                        handle,
+                        ids[start:end],
+                        vectors,
+                        metadatas[start:end],
+                        batch=len(vectors),
+                    )
+                    if on_written is not None:
+                        on_written(len(vectors))
             if handle is None:  # documents without chunks: the dataset still comes into being
                 handle = await self._create(dataset, embedding_model, await _dimension_of(embedder))
         except BaseException:
-            for pending in (tokenising, upcoming):
-                if pending is not None and not pending.cancel() and not pending.cancelled():
-                    pending.exception()  # already failed: retrieved, so it is not logged as never retrieved
+            if tokenising is not None:
+                tokenising.cancel()
             raise
         now = time.time()
         entries: list[CatalogEntry] = []

@@ -8,12 +8,14 @@ rebuild change a dataset: callers hold its writer lock (adapters.knowledge.locks
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from adapters.embedders.ahead import embedded_ahead
 from adapters.knowledge.chroma import health
 from adapters.knowledge.chroma import rebuild as rb
 from adapters.knowledge.chroma.damage import DatasetDamaged
@@ -105,15 +107,23 @@ class ChromaMaintenance(ChromaStore):
         await self._run_on_client(
             rb.start_rebuild, dataset, model=model, dimension=dimension, for_dataset=dataset
         )
-        for start in range(0, len(ids), self._write_batch):
-            end = start + self._write_batch
-            vectors = np.asarray(await embedder.embed_documents(texts[start:end]), dtype=np.float32)
-            dimension = int(vectors.shape[1])
-            await self._run_on_client(
-                rb.write_rebuilt, dataset, ids[start:end], vectors, metadatas[start:end], for_dataset=dataset
-            )
-            if on_progress is not None:
-                on_progress(min(end, len(ids)), len(ids))
+
+        async def embedding(start: int, end: int) -> np.ndarray:
+            return np.asarray(await embedder.embed_documents(texts[start:end]), dtype=np.float32)
+
+        async with contextlib.aclosing(embedded_ahead(len(ids), self._write_batch, embedding)) as batches:
+            async for start, end, vectors in batches:
+                dimension = int(vectors.shape[1])
+                await self._run_on_client(
+                    rb.write_rebuilt,
+                    dataset,
+                    ids[start:end],
+                    vectors,
+                    metadatas[start:end],
+                    for_dataset=dataset,
+                )
+                if on_progress is not None:
+                    on_progress(min(end, len(ids)), len(ids))
         entries = [document.entry for document in documents]
         await self._run_on_client(rb.write_rebuilt_catalog, dataset, entries, for_dataset=dataset)
         await self._run_on_client(
