@@ -22,11 +22,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def chroma_command() -> str | None:
+    """The chroma CLI shipped in the chromadb wheel (beside this interpreter, else on PATH); None without it."""
+    executable = Path(sys.executable).parent / "chroma"
+    return str(executable) if executable.exists() else shutil.which("chroma")
+
+
 @contextmanager
 def running_chroma(data: Path, log_path: Path, *, within: float = 30) -> Iterator[tuple[str, int]]:
     """`chroma run` over the data folder on a free port: (its URL once it answers, its pid), stopped after."""
-    executable = Path(sys.executable).parent / "chroma"
-    command = str(executable) if executable.exists() else shutil.which("chroma")
+    command = chroma_command()
     if command is None:
         raise RuntimeError("the chroma CLI (shipped in the chromadb wheel) is not installed")
     port = _free_port()
@@ -60,8 +65,7 @@ def running_chroma(data: Path, log_path: Path, *, within: float = 30) -> Iterato
 @contextmanager
 def chroma_server(folder: Path) -> Iterator[str]:
     """`chroma run` over folder / "server-data" on a free port: its URL once it answers, stopped after."""
-    try:
-        with running_chroma(folder / "server-data", folder / "chroma-server.log") as (url, _):
-            yield url
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
+    if chroma_command() is None:
+        pytest.fail("the chroma CLI (shipped in the chromadb wheel) is not installed")
+    with running_chroma(folder / "server-data", folder / "chroma-server.log") as (url, _):
+        yield url

@@ -16,17 +16,15 @@ async def embedded_ahead(
     """(start, end, vectors) for each batch of range(total), embed(start, end) being already asked for the
     next batch when one is handed out. Use inside contextlib.aclosing: a consumer that stops early cancels
     the embedding ahead."""
-    starts = range(0, total, batch)
     upcoming = asyncio.ensure_future(embed(0, batch)) if total else None
     try:
-        for start in starts:
+        for start in range(0, total, batch):
             assert upcoming is not None
             vectors = await upcoming
             end = start + batch
             upcoming = asyncio.ensure_future(embed(end, end + batch)) if end < total else None
-            await asyncio.sleep(
-                0
-            )  # the next batch's request goes out before the caller's write takes the GIL
+            # the next batch's request goes out now, before the caller's write takes the GIL
+            await asyncio.sleep(0)
             yield start, end, vectors
     finally:
         if upcoming is not None and not upcoming.cancel() and not upcoming.cancelled():

@@ -147,31 +147,34 @@ class EmbeddingProcess:
         process.start()
         theirs.close()
         self._process, self._connection = process, ours
-        if ours.recv()[0] != "ready":
-            raise OSError("the embedding process did not start")
+        ours.recv()  # ("ready", "") once the model is loaded; EOFError when the process died loading it
 
     async def encode(self, texts: list[str], threads: int) -> np.ndarray:
         """encode(texts, threads=threads) in the process (in a worker thread once it failed)."""
         async with self._lock:
             if not self._broken:
                 try:
-                    if self._connection is None:
-                        await asyncio.to_thread(self._start)
-                    assert self._connection is not None
-                    self._connection.send((texts, threads))
-                    try:
-                        status, value = await asyncio.to_thread(self._connection.recv)
-                    except asyncio.CancelledError:
-                        self._abandon()
-                        raise
-                    if status == "ok":
-                        return await asyncio.to_thread(_load_and_remove, value)
-                    raise OSError(value)
+                    return await self._ask(texts, threads)
                 except (EOFError, OSError) as exc:
                     log.warning("embedding process failed (%s); embedding in a thread", exc)
                     self._broken = True
                     await self._stop()
         return await asyncio.to_thread(encode, texts, threads=threads)
+
+    async def _ask(self, texts: list[str], threads: int) -> np.ndarray:
+        """One request to the process (started first if need be); the caller holds the lock."""
+        if self._connection is None:
+            await asyncio.to_thread(self._start)
+        assert self._connection is not None
+        self._connection.send((texts, threads))  # before the first yield: see the class docstring
+        try:
+            status, value = await asyncio.to_thread(self._connection.recv)
+        except asyncio.CancelledError:
+            self._abandon()
+            raise
+        if status != "ok":
+            raise OSError(value)
+        return await asyncio.to_thread(_load_and_remove, value)
 
     def _abandon(self) -> None:
         """A request given up half way (cancelled): its answer would be read as the next one's, so the process

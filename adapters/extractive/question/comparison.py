@@ -3,9 +3,10 @@
 A comparison names two or more proper-noun spans (or quoted titles) joined only by ``,``, ``and`` or
 ``or``; with ``or`` between them, a comparison word (both, same, share, common, either, difference ...,
 or a comparative: more, older, longer ...) or an auxiliary right before them (``Are X and Y ...``), the
-question becomes one part per entity: the rest of the question with that entity alone in the list's place. ``compared_entities`` recognises
-such parts afterwards (in any language): they differ only in the entity slot, so each asks about one
-named thing and needs its own supporting paragraph. CPU-bound (jieba): call from a worker thread.
+question becomes one part per entity: the rest of the question with that entity alone in the list's
+place. ``compared_entities`` recognises such parts afterwards (in any language): they differ only in the
+entity slot, so each asks about one named thing and needs its own supporting paragraph. CPU-bound
+(jieba): call from a worker thread.
 """
 
 from __future__ import annotations
