@@ -4,6 +4,11 @@ Search tokens without jieba's HMM (the keyword index's tokens, for every chunk i
 keyword query) come from rjieba, the Rust port of jieba with the same dictionary and algorithm: the same
 words 5-30 times faster (tested against jieba on Chinese, English and mixed text; with the HMM on, the two
 differ on Latin text such as "u.s" or "e-mail", so that path stays on jieba).
+
+Accented Latin letters are folded to their base letters before cutting (``fold_accents``): jieba's word
+pattern is ASCII, so it cut "malgré" into "malgr" + "é" and "Müller" into three pieces. The table comes from
+the standard library's canonical decomposition, plus the few letters that have none (ß, æ, ø, ł, …); a
+transliteration library would also romanise CJK text, which must stay as it is.
 """
 
 from __future__ import annotations
@@ -17,6 +22,43 @@ import rjieba
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _PUNCT_OR_SPACE = re.compile(r"[\s\W_]+", re.UNICODE)
+_LATIN_RANGES = ((0x00C0, 0x024F), (0x1E00, 0x1EFF))  # Latin-1 Supplement to Extended-B, Extended Additional
+_UNDECOMPOSED = {
+    "ß": "ss",
+    "æ": "ae",
+    "Æ": "AE",
+    "œ": "oe",
+    "Œ": "OE",
+    "ø": "o",
+    "Ø": "O",
+    "đ": "d",
+    "Đ": "D",
+}
+_UNDECOMPOSED |= {"ł": "l", "Ł": "L", "þ": "th", "Þ": "Th", "ð": "d", "Ð": "D", "ı": "i", "ħ": "h", "Ħ": "H"}
+
+
+def _accent_table() -> dict[int, str]:
+    """Each accented Latin letter mapped to its base letters (é -> e, ß -> ss); other characters untouched."""
+    table: dict[int, str] = {}
+    for start, end in _LATIN_RANGES:
+        for code in range(start, end + 1):
+            char = chr(code)
+            decomposed = unicodedata.normalize("NFD", char)
+            base, marks = decomposed[0], decomposed[1:]
+            if base.isascii() and base.isalpha() and marks and all(unicodedata.combining(m) for m in marks):
+                table[code] = base
+    table.update((ord(char), base) for char, base in _UNDECOMPOSED.items())
+    return table
+
+
+_ACCENTS = _accent_table()
+
+
+def fold_accents(text: str) -> str:
+    """Accented Latin letters as their base letters ("Le roi malgré lui" -> "Le roi malgre lui"); CJK,
+    digits and punctuation unchanged, so lengths may grow only by the letters that fold to two (ß -> ss)."""
+    return text.translate(_ACCENTS)
+
 
 STOP_WORDS_ZH = frozenset(
     (
@@ -84,7 +126,7 @@ def tokenize(text: str, *, new_words: bool = True) -> list[str]:
     name comes out in dictionary pieces or single characters) and cuts with rjieba (see the module
     docstring). CPU-bound: call it from a worker thread when on the event loop.
     """
-    folded = unicodedata.normalize("NFKC", text).lower()
+    folded = fold_accents(unicodedata.normalize("NFKC", text).lower())
     cut = _jieba().lcut_for_search if new_words else rjieba.cut_for_search  # type: ignore[attr-defined]
     words = cut(folded, new_words)
     return [w for w in (w.strip() for w in words) if w and not _PUNCT_OR_SPACE.fullmatch(w)]

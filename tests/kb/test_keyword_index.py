@@ -12,7 +12,7 @@ from adapters.knowledge.keywords.index import KeywordIndex
 from adapters.knowledge.keywords.tokens import chunk_keywords, tokens_of
 from core.knowledge.chunking import embedding_text
 from core.models import Chunk
-from core.text import tokenize
+from core.text import fold_accents, tokenize
 
 TEXTS = {
     "a": "行政复议申请期限为六十日",
@@ -53,6 +53,20 @@ def test_k_limits_results_and_equal_scores_are_ordered_by_id() -> None:
     index.rebuild()
     assert [chunk_id for chunk_id, _ in index.search("码头", 10)] == ["a", "m", "z"]
     assert len(index.search("码头", 2)) == 2
+
+
+def test_accented_words_are_one_token_found_with_or_without_their_accents() -> None:
+    """ "malgré" is indexed whole (jieba's ASCII word pattern cut it into "malgr" + "é"), so the opera is found
+    by its title typed with or without accents, and "é" alone matches nothing."""
+    index = KeywordIndex()
+    index.add([("roi", "Le roi malgré lui est un opéra-comique"), ("cafe", "Café Müller in São Paulo")])
+    index.rebuild()
+    assert tokenize("Le roi malgré lui", new_words=False) == ["le", "roi", "malgre", "lui"]
+    assert [chunk_id for chunk_id, _ in index.search("malgré", 5)] == ["roi"]
+    assert [chunk_id for chunk_id, _ in index.search("malgre", 5)] == ["roi"]
+    assert [chunk_id for chunk_id, _ in index.search("Muller Sao Paulo", 5)] == ["cafe"]
+    assert index.search("é", 5) == []
+    assert tokenize("中文，が、Straße", new_words=False) == ["中文", "が", "strasse"]
 
 
 def test_removed_chunks_disappear_after_rebuild() -> None:
@@ -159,6 +173,6 @@ def test_search_tokens_without_the_hmm_are_jiebas_own(text: str) -> None:
     """rjieba, which cuts the keyword tokens, gives jieba's search-mode words without the HMM, word for word."""
     import jieba
 
-    folded = unicodedata.normalize("NFKC", text).lower()
+    folded = fold_accents(unicodedata.normalize("NFKC", text).lower())
     words = (word.strip() for word in jieba.lcut_for_search(folded, HMM=False))
     assert tokenize(text, new_words=False) == [word for word in words if re.search(r"[^\W_]", word)]

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.text import STOP_WORDS_EN, STOP_WORDS_ZH
+from core.text import STOP_WORDS_EN, STOP_WORDS_ZH, fold_accents
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -87,8 +87,8 @@ def sentences(text: str) -> list[str]:
 
 
 def fold(text: str) -> str:
-    """NFKC and lowercase: the form every comparison uses."""
-    return unicodedata.normalize("NFKC", text).lower()
+    """NFKC, lowercase and accents folded (core.text.fold_accents): the form every comparison uses."""
+    return fold_accents(unicodedata.normalize("NFKC", text).lower())
 
 
 def squeeze(text: str) -> str:
@@ -118,7 +118,7 @@ def pos_tokens(text: str, *, hmm: bool = False) -> list[Token]:
     """
     posseg = _posseg()
     raw: list[Token] = []
-    text = unicodedata.normalize("NFKC", text)
+    text = fold_accents(unicodedata.normalize("NFKC", text))
     cursor = 0
     for match in [*_HOW_PHRASE.finditer(text), None]:
         end = match.start() if match else len(text)
