@@ -320,3 +320,30 @@ def test_the_page_of_a_name_the_anchor_ranks_third_completes_a_bridge_when_it_ad
     assert not alone.covered and [c.name for c in alone.candidates][:3] == ["Ann Lake", "Bo Fry", "Cy Moss"]
     [support] = judge_parts(question, [anchor, singer], threshold=DEFAULT_COVERAGE_THRESHOLD)
     assert support.covered and support.hop == 1
+
+
+GAME_QUESTION = "What is the name of the adventure for Moon Quest, a game designed by Ada Brook?"
+GAME = hit(
+    1,
+    'Moon Quest (abbreviated "MQ") is a fantasy role-playing game designed by Ada Brook in 1975 and published by '
+    "Starlight Press of Tucson, Arizona.",
+    "Moon Quest",
+)
+MODULE = hit(
+    2, "Crystal Caverns is a 1981 solo adventure for MQ published by Starlight Press.", "Crystal Caverns"
+)
+UNRELATED_MODULE = hit(
+    3, "Sunken Halls is a 1979 adventure module for a rival system, sold by Blue Moon Games.", "Sunken Halls"
+)
+
+
+async def test_a_bridge_part_split_over_two_paragraphs_naming_the_same_thing_gets_no_notice() -> None:
+    """The game's page and a module's page that names the same publisher hold the part's words between them,
+    though the judge cannot link them by the game's bridge ("MQ"): searched on, answered without a notice
+    (partial). An adventure of an unrelated system completes the words too but names nothing of the game's
+    page: the bridge is missing, and the verdict says so."""
+    engine = ExtractiveEngine()
+    split, _ = await engine.assess(GAME_QUESTION, [GAME, MODULE], [])
+    assert not split.sufficient and split.partial and split.queries
+    unrelated, _ = await engine.assess(GAME_QUESTION, [GAME, UNRELATED_MODULE], [])
+    assert not unrelated.sufficient and not unrelated.partial

@@ -27,14 +27,14 @@ from adapters.extractive.judging.support import (
     hit_text,
     title_backed,
 )
-from adapters.extractive.language.entities import own_heading
+from adapters.extractive.language.entities import entities_in, normal, own_heading
 from adapters.extractive.language.quantities import answers_asked_quantity, asked_units, asking_clause
 from adapters.extractive.language.semantic import SEMANTIC_MARGIN, SEMANTIC_SUPPORT, Similarities
 from adapters.extractive.language.sentences import Sentence, split_sentences
 from adapters.extractive.language.terms import Haystack, terms
 from adapters.extractive.question.comparison import compared_entities
 from adapters.extractive.question.parts import question_parts
-from adapters.extractive.question.salience import Stack, part_terms
+from adapters.extractive.question.salience import Stack, match, part_terms
 from core.messages import text
 from core.models import Assessment, Hit
 from core.text import detect_language
@@ -179,20 +179,54 @@ def judge_parts(
     sentences = meaning.sentences if meaning is not None else split_sentences(evidence)
     prepared = [(sentence, Stack.of(sentence.text)) for sentence in sentences]  # once for every part
     judged = [_by_the_asking_clause(s, evidence, prepared) for s in supports]
-    return [replace(s, lacking=lacks_something(s, stacks)) if not s.covered else s for s in judged]
+    return [
+        replace(s, lacking=lacks_something(s, evidence, stacks, threshold=threshold)) if not s.covered else s
+        for s in judged
+    ]
 
 
-def lacks_something(support: PartSupport, stacks: Sequence[Stack]) -> bool:
+def _names(hit: Hit) -> set[str]:
+    """The named things of a paragraph, normalised (its heading and text)."""
+    return {normal(name) for name in entities_in(f"{hit.heading}\n{hit.content}")}
+
+
+def split_over_paragraphs(
+    support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], threshold: float
+) -> bool:
+    """Whether the part's anchor and another paragraph that names something the anchor names together cover
+    it, the other adding words the anchor lacks: what the part asks is in the evidence, split over two
+    paragraphs the judge could not link through the anchor's bridge (an alias, a title written otherwise)."""
+    if support.anchor is None or support.best is None:
+        return False
+    anchor = Stack.of(hit_text(support.anchor))
+    names = _names(support.anchor)
+    found = len(support.best.entities) + len(support.best.generic)
+    for hit, stack in zip(evidence, stacks, strict=True):
+        if hit is support.anchor:
+            continue
+        pair = match(support.terms, [anchor, stack])
+        if pair.covers(threshold) and len(pair.entities) + len(pair.generic) > found and names & _names(hit):
+            return True
+    return False
+
+
+def lacks_something(
+    support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], *, threshold: float
+) -> bool:
     """Whether an uncovered part lacks something identifiable, not only support in degree: an entity it names
-    appears in no paragraph, it asks for a quantity that no paragraph states about it, or no paragraph holds
-    ``PARTIAL_SHARE`` of its weight. A part that is only split over paragraphs, paraphrased or not yet linked
-    to its bridge lacks nothing the user should be warned about (docs/design.md#the-uncertainty-notice)."""
+    appears in no paragraph, it asks for a quantity that no paragraph states about it, no paragraph holds
+    ``PARTIAL_SHARE`` of its weight, or it is bridge-shaped, its anchor's bridge is nowhere in the evidence
+    and no paragraph sharing a name with the anchor completes it (split_over_paragraphs). A part that is only split over paragraphs,
+    paraphrased or not yet linked to its bridge lacks nothing the user should be warned about
+    (docs/design.md#the-uncertainty-notice)."""
     if support.covered:
         return False
     if support.best is None or support.best.share < PARTIAL_SHARE - 1e-9:
         return True
-    if asked_units(support.part) is not None or (support.unreached and is_bridge_shaped(support.part)):
+    if asked_units(support.part) is not None:
         return True
+    if support.unreached and is_bridge_shaped(support.part):
+        return not split_over_paragraphs(support, evidence, stacks, threshold)
     return any(not any(stack.has_entity(entity) for stack in stacks) for entity in support.terms.entities)
 
 
