@@ -182,3 +182,17 @@ def test_an_everyday_word_jieba_tags_as_a_place_is_no_name_the_evidence_must_hol
     terms = part_terms("楼上有人往下扔东西把人砸伤了，谁来赔")
     assert "东西" not in terms.entities and "东西" in terms.generic
     assert chinese_names("长江大桥在武汉") != []
+
+
+async def test_an_acronym_with_digits_before_chinese_text_is_one_name() -> None:
+    """ "MP3" directly followed by Chinese is the name the part asks about, not the number 3 (CJK characters
+    are word characters, so no word boundary ends "MP3" there); the paragraph that explains it covers it."""
+    question = "MP3在编码过程中会对音频产生怎样的影响？"
+    assert part_terms(question).entities == ("MP3",)
+    evidence = [
+        hit(
+            1, "MP3是一种有损音频编码格式，编码过程中会舍弃人耳不易察觉的部分音频，产生一定的失真，影响音质。"
+        )
+    ]
+    verdict, _ = await ExtractiveEngine().assess(question, evidence, [question])
+    assert verdict.sufficient

@@ -41,7 +41,8 @@ ENTITY_WEIGHT = 3.0
 _EDGE = " \t,，、;；:：.。?？!！"
 _WH_EN = re.compile(r"\b(?:what|which|how many|how much)\s+((?:[\w'-]+\s+){0,3}[\w'-]+)", re.IGNORECASE)
 _WH_ZH = re.compile(r"(?:什么|哪个|哪些|哪种|哪家|哪位|哪一个|哪一种|哪)")
-_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]{1,}[a-z]?\b|\b[A-Za-z]+\d+[A-Za-z\d]*\b")
+# ASCII edges, not \b: CJK characters are word characters, so "MP3在编码…" has no \b after "MP3"
+_ACRONYM = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z][A-Z0-9]{1,}[a-z]?|[A-Za-z]+\d+[A-Za-z\d]*)(?![A-Za-z0-9])")
 _STOP_EN_TYPE = frozenset(
     "is was were are be been do does did has have had can could will would should may might to of in on at "
     "for by from with as that who which whose".split()
