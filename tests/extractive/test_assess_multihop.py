@@ -347,3 +347,19 @@ async def test_a_bridge_part_split_over_two_paragraphs_naming_the_same_thing_get
     assert not split.sufficient and split.partial and split.queries
     unrelated, _ = await engine.assess(GAME_QUESTION, [GAME, UNRELATED_MODULE], [])
     assert not unrelated.sufficient and not unrelated.partial
+
+
+async def test_a_bridge_part_asking_a_year_split_over_two_paragraphs_needs_the_year_in_the_second() -> None:
+    """Asked for a year, the paragraph that completes the game's page must state one: the module's page with
+    its year makes the verdict partial (no notice); the same page without a year, or an unrelated system's
+    module, leaves the year missing."""
+    question = "In what year was the adventure for Moon Quest, a game designed by Ada Brook, published?"
+    undated = hit(
+        2, "Crystal Caverns is a solo adventure for MQ published by Starlight Press.", "Crystal Caverns"
+    )
+    engine = ExtractiveEngine()
+    dated, _ = await engine.assess(question, [GAME, MODULE], [])
+    assert not dated.sufficient and dated.partial
+    for other in (undated, UNRELATED_MODULE):
+        verdict, _ = await engine.assess(question, [GAME, other], [])
+        assert not verdict.sufficient and not verdict.partial

@@ -194,8 +194,9 @@ def split_over_paragraphs(
     support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], threshold: float
 ) -> bool:
     """Whether the part's anchor and another paragraph that names something the anchor names together cover
-    it, the other adding words the anchor lacks: what the part asks is in the evidence, split over two
-    paragraphs the judge could not link through the anchor's bridge (an alias, a title written otherwise)."""
+    it, the other adding words the anchor lacks (and stating a quantity of the kind the part asks for, if it
+    asks for one): what the part asks is in the evidence, split over two paragraphs the judge could not link
+    through the anchor's bridge (an alias, a title written otherwise)."""
     if support.anchor is None or support.best is None:
         return False
     anchor = Stack.of(hit_text(support.anchor))
@@ -205,7 +206,9 @@ def split_over_paragraphs(
         if hit is support.anchor:
             continue
         pair = match(support.terms, [anchor, stack])
-        if pair.covers(threshold) and len(pair.entities) + len(pair.generic) > found and names & _names(hit):
+        if not (pair.covers(threshold) and len(pair.entities) + len(pair.generic) > found):
+            continue
+        if names & _names(hit) and answers_asked_quantity(support.part, hit.content):
             return True
     return False
 
@@ -216,7 +219,8 @@ def lacks_something(
     """Whether an uncovered part lacks something identifiable, not only support in degree: an entity it names
     appears in no paragraph, it asks for a quantity that no paragraph states about it, no paragraph holds
     ``PARTIAL_SHARE`` of its weight, or it is bridge-shaped, its anchor's bridge is nowhere in the evidence
-    and no paragraph sharing a name with the anchor completes it (split_over_paragraphs). A part that is only split over paragraphs,
+    and no paragraph sharing a name with the anchor completes it (split_over_paragraphs; for a bridge-shaped
+    part asking a quantity, that paragraph must state one of the asked kind). A part that is only split over paragraphs,
     paraphrased or not yet linked to its bridge lacks nothing the user should be warned about
     (docs/design.md#the-uncertainty-notice)."""
     if support.covered:
@@ -224,7 +228,9 @@ def lacks_something(
     if support.best is None or support.best.share < PARTIAL_SHARE - 1e-9:
         return True
     if asked_units(support.part) is not None:
-        return True
+        return not (
+            is_bridge_shaped(support.part) and split_over_paragraphs(support, evidence, stacks, threshold)
+        )
     if support.unreached and is_bridge_shaped(support.part):
         return not split_over_paragraphs(support, evidence, stacks, threshold)
     return any(not any(stack.has_entity(entity) for stack in stacks) for entity in support.terms.entities)
