@@ -325,7 +325,9 @@ async def test_searches_run_off_the_event_loop(tmp_path: Path, embedder: Countin
         elapsed = asyncio.get_running_loop().time() - started
     await kb.close()
     assert ticker.ticks >= elapsed / 0.05
-    assert ticker.max_gap < max(0.2, elapsed / 5)
+    # A search on the loop would stop the ticker for all of its run; the floor is wide because two test
+    # workers and their subprocesses on two cores can leave this process unscheduled for 0.2 s.
+    assert ticker.max_gap < max(0.5, elapsed / 2)
 
 
 async def test_writes_yield_to_the_event_loop_between_batches(
