@@ -179,3 +179,19 @@ async def test_the_rerankers_first_paragraph_adds_its_best_sentence_to_a_part_an
     assert lines[1:] == [
         "- 对职工应休未休的年假天数，单位应当按照该职工日工资收入的百分之三百支付年假工资报酬。 [1]"
     ]
+
+
+async def test_every_paragraph_that_supports_a_part_is_quoted_and_cited() -> None:
+    """The handbook and the FAQ fill the quoted sentences by words, but the leave notice, whose title covers
+    the part as well, still gives its best sentence, cited [2], after them (none displaced): a paragraph the
+    judge found supporting the part is never left uncited."""
+    handbook = hit(
+        1, "员工申请年假应当提前一周。员工申请年假应当填写表格。员工申请年假可以分次。", "员工手册.md"
+    )
+    notice = hit(2, "员工须经部门负责人批准后提交人事部备案。", "员工年假申请须知.md")
+    faq = hit(3, "员工申请年假当年有效。员工申请年假不影响奖金。员工申请年假由系统记录。", "常见问题.md")
+    request = AnswerRequest(question="员工怎么申请年假？", evidence=(handbook, notice, faq), lang="zh")
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    lines = [line for line in completions[0].text.splitlines() if line.startswith("- ")]
+    assert len(lines) == 6 and sum(line.endswith("[1]") for line in lines) == 3
+    assert lines[-1] == "- 员工须经部门负责人批准后提交人事部备案。 [2]"
