@@ -23,18 +23,9 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _PUNCT_OR_SPACE = re.compile(r"[\s\W_]+", re.UNICODE)
 _LATIN_RANGES = ((0x00C0, 0x024F), (0x1E00, 0x1EFF))  # Latin-1 Supplement to Extended-B, Extended Additional
-_UNDECOMPOSED = {
-    "ß": "ss",
-    "æ": "ae",
-    "Æ": "AE",
-    "œ": "oe",
-    "Œ": "OE",
-    "ø": "o",
-    "Ø": "O",
-    "đ": "d",
-    "Đ": "D",
-}
-_UNDECOMPOSED |= {"ł": "l", "Ł": "L", "þ": "th", "Þ": "Th", "ð": "d", "Ð": "D", "ı": "i", "ħ": "h", "Ħ": "H"}
+_UNDECOMPOSED = dict(
+    zip("ßæÆœŒøØđĐłŁþÞðÐıħĦ", "ss ae AE oe OE o O d D l L th Th d D i h H".split(), strict=True)
+)
 
 
 def _accent_table() -> dict[int, str]:

@@ -196,11 +196,12 @@ def supported_sentences(
     also: Sequence[str] = (),
 ) -> list[Sentence]:
     """The best sentences of the paragraphs that support the part, or of another paragraph naming its subject
-    that no other part is answered from (``others``, 1-based); the anchor always contributes one, so does
-    the reranker's first paragraph when it is among them (one sentence more, none displaced), so does every
-    other paragraph the judge found supporting the part (its best sentence, when one shares a word with the
-    part or is close to it in meaning), and a bridge hop's linked paragraph what it adds (_hop_sentences). A part pointing back at an earlier part's
-    answer (``also``, question/chain.py) is answered by the sentences naming that answer when some do."""
+    that no other part is answered from (``others``, 1-based); the anchor always contributes one, so do the
+    other paragraphs the judge found supporting the part and the reranker's first paragraph when it is among
+    them (one sentence more each, none displaced, when one shares a word with the part or is close to it in
+    meaning), and a bridge hop's linked paragraph what it adds (_hop_sentences). A part pointing back at an
+    earlier part's answer (``also``, question/chain.py) is answered by the sentences naming that answer when
+    some do."""
     sources = {index + 1 for index in support.paragraphs}
     if support.hop is None:
         sources |= _naming(support, evidence) - others
@@ -223,10 +224,10 @@ def supported_sentences(
             *chosen[: MAX_SENTENCES - 1],
             *(best_sentences(support.part, evidence, own, meaning)[:1] or own[:1]),
         ]
-    for index in support.paragraphs[1:]:  # every supporting paragraph is quoted: one sentence more each
-        if support.hop is None and not any(s.source == index + 1 for s in chosen):
-            own = [s for s in pool if s.source == index + 1]
-            chosen = [*chosen, *best_sentences(support.part, evidence, own, meaning)[:1]]
+    unquoted = [i for i in support.paragraphs[1:] if not any(s.source == i + 1 for s in chosen)]
+    for index in unquoted if support.hop is None else []:  # every supporting paragraph is quoted
+        own = [s for s in pool if s.source == index + 1]
+        chosen = [*chosen, *best_sentences(support.part, evidence, own, meaning)[:1]]
     top = [s for s in pool if s.source == 1]  # the reranker's first paragraph, when it is a candidate
     # (its best sentence shares a word with the part or is close to it in meaning, else it adds nothing)
     if support.hop is None and top and not any(s.source == 1 for s in chosen):

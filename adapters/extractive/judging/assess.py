@@ -185,7 +185,7 @@ def judge_parts(
     ]
 
 
-def _names(hit: Hit) -> set[str]:
+def _named_things(hit: Hit) -> set[str]:
     """The named things of a paragraph, normalised (its heading and text)."""
     return {normal(name) for name in entities_in(f"{hit.heading}\n{hit.content}")}
 
@@ -200,15 +200,16 @@ def split_over_paragraphs(
     if support.anchor is None or support.best is None:
         return False
     anchor = Stack.of(hit_text(support.anchor))
-    names = _names(support.anchor)
     found = len(support.best.entities) + len(support.best.generic)
+    names: set[str] | None = None  # the anchor's named things, read when a paragraph completes the part
     for hit, stack in zip(evidence, stacks, strict=True):
         if hit is support.anchor:
             continue
         pair = match(support.terms, [anchor, stack])
         if not (pair.covers(threshold) and len(pair.entities) + len(pair.generic) > found):
             continue
-        if names & _names(hit) and answers_asked_quantity(support.part, hit.content):
+        names = _named_things(support.anchor) if names is None else names
+        if names & _named_things(hit) and answers_asked_quantity(support.part, hit.content):
             return True
     return False
 
@@ -219,8 +220,8 @@ def lacks_something(
     """Whether an uncovered part lacks something identifiable, not only support in degree: an entity it names
     appears in no paragraph, it asks for a quantity that no paragraph states about it, no paragraph holds
     ``PARTIAL_SHARE`` of its weight, or it is bridge-shaped, its anchor's bridge is nowhere in the evidence
-    and no paragraph sharing a name with the anchor completes it (split_over_paragraphs; for a bridge-shaped
-    part asking a quantity, that paragraph must state one of the asked kind). A part that is only split over paragraphs,
+    and no paragraph sharing a name with the anchor completes it (split_over_paragraphs, which for a part
+    asking a quantity must state one of the asked kind). A part that is only split over paragraphs,
     paraphrased or not yet linked to its bridge lacks nothing the user should be warned about
     (docs/design.md#the-uncertainty-notice)."""
     if support.covered:
