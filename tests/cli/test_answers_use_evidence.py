@@ -1,6 +1,7 @@
 """`kb ask` as a subprocess over a small handbook: the offline answer quotes the sentence that answers each
-part (a number asked for, a deadline), never "not found" for a part its cited paragraph answers, and the
-search for a missing part is a phrase of the question, never a stop word."""
+part (a number asked for, a deadline), never "not found" for a part its cited paragraph answers; the search
+for a missing part is a phrase of the question, never a stop word; citations of one section show their
+article."""
 
 from __future__ import annotations
 
@@ -60,3 +61,27 @@ def test_a_deadline_is_quoted_and_a_missing_part_is_searched_by_its_own_phrase(e
         assert words and all(word in asked for word in words), query  # the question's own content words
         assert [asked.index(word) for word in words] == sorted(asked.index(word) for word in words), query
     assert "Wi-Fi" in record["details"]["notice"] and "expense" not in record["details"]["notice"].lower()
+
+
+def test_citations_of_one_section_show_the_article_that_tells_them_apart(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Two articles of one long section are two chunks with the same document and heading: `kb ask` lists each
+    source with its article (第一条, 第四条) before the shared heading."""
+    filler = "本条所称员工包括试用期员工和正式员工，具体办法由人事部另行规定并公布执行。" * 6
+    articles = [
+        "第一条 员工的年假按工龄计算，工龄满一年的员工每年年假五天。",
+        "第二条 员工的病假须提交医院证明，病假期间工资按八折发放。",
+        "第三条 员工的事假每次不超过三天，事假期间不发工资。",
+        "第四条 员工的婚假为十天，婚假须在登记后一年内休完。",
+    ]
+    root = tmp_path_factory.mktemp("articles")
+    docs = root / "docs"
+    docs.mkdir()
+    text = "# 休假规定\n\n## 假期\n\n" + "\n\n".join(article + filler for article in articles) + "\n"
+    (docs / "leave.md").write_text(text, encoding="utf-8")
+    env = clean_env(prepare_home(root / "home", ("ingest", str(docs), "--dataset", "hr")))
+    result = kb(env, "ask", "员工的年假有几天？婚假有几天？", "--dataset", "hr")
+    assert result.returncode == 0, result.stderr
+    sources = result.stdout.split("来源:")[1].splitlines()
+    assert "[1] leave 第一条 — 休假规定 > 假期" in sources and "[2] leave 第四条 — 休假规定 > 假期" in sources
