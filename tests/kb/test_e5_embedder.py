@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -63,12 +64,16 @@ async def test_embedding_runs_off_the_event_loop() -> None:
     embedder = E5Embedder()
     await embedder.embed_query("warm up")
     texts = [
-        f"第{i}条 公民、法人或者其他组织认为行政行为侵犯其合法权益的,可以申请行政复议。" for i in range(40)
+        f"第{i}条 公民、法人或者其他组织认为行政行为侵犯其合法权益的,可以申请行政复议。" for i in range(80)
     ]
     async with Ticker() as ticker:
+        started = time.perf_counter()
         await embedder.embed_documents(texts)
+        elapsed = time.perf_counter() - started
     assert ticker.ticks >= 5
-    assert ticker.max_gap < 0.25
+    # on the loop the ticker would stop for the whole call (about a second here); the relative bound leaves
+    # room for this process going unscheduled while other test workers hold both cores
+    assert ticker.max_gap < max(0.25, elapsed / 3)
 
 
 def test_a_dataset_built_with_e5_is_searched_with_it_and_refuses_the_other_model(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 
 from adapters.embedders.local import LOCAL_MODEL_NAME, LocalEmbedder
 from tests.kb.kb_support import Ticker
@@ -43,12 +44,16 @@ async def test_embedding_runs_off_the_event_loop() -> None:
     embedder = LocalEmbedder()
     await embedder.embed_query("warm up")
     texts = [
-        f"第{i}条 公民、法人或者其他组织认为行政行为侵犯其合法权益的,可以申请行政复议。" for i in range(300)
+        f"第{i}条 公民、法人或者其他组织认为行政行为侵犯其合法权益的,可以申请行政复议。" for i in range(1000)
     ]
     async with Ticker() as ticker:
+        started = time.perf_counter()
         await embedder.embed_documents(texts)
+        elapsed = time.perf_counter() - started
     assert ticker.ticks >= 10
-    assert ticker.max_gap < 0.25
+    # on the loop the ticker would stop for the whole call (about a second here); the relative bound leaves
+    # room for this process going unscheduled while other test workers hold both cores
+    assert ticker.max_gap < max(0.25, elapsed / 3)
 
 
 async def test_documents_embedded_with_more_threads_match_and_queries_go_back_to_one() -> None:
