@@ -110,6 +110,11 @@ def _jieba() -> object:
     return jieba
 
 
+def fold(text: str) -> str:
+    """NFKC, lowercase and accents folded: the form search tokens and the extractive engine's comparisons use."""
+    return fold_accents(unicodedata.normalize("NFKC", text).lower())
+
+
 def tokenize(text: str, *, new_words: bool = True) -> list[str]:
     """Lowercased search tokens: jieba words for Chinese, words for Latin text; punctuation dropped.
 
@@ -117,7 +122,7 @@ def tokenize(text: str, *, new_words: bool = True) -> list[str]:
     name comes out in dictionary pieces or single characters) and cuts with rjieba (see the module
     docstring). CPU-bound: call it from a worker thread when on the event loop.
     """
-    folded = fold_accents(unicodedata.normalize("NFKC", text).lower())
+    folded = fold(text)
     cut = _jieba().lcut_for_search if new_words else rjieba.cut_for_search  # type: ignore[attr-defined]
     words = cut(folded, new_words)
     return [w for w in (w.strip() for w in words) if w and not _PUNCT_OR_SPACE.fullmatch(w)]

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing as mp
-import os
 import shutil
 import tempfile
 import threading
@@ -23,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from adapters.embedders.handoff import load_and_remove, result_to_file
 from core.errors import KnowledgeBaseError
 from core.messages import phrase
 
@@ -87,23 +87,6 @@ def encode(texts: Sequence[str], *, threads: int = 1) -> np.ndarray:
     return _normalised(np.concatenate(parts, axis=0))
 
 
-def _encode_to_file(texts: list[str], threads: int, directory: str) -> str:
-    """In the embedding process: encode(texts) saved as a .npy file under directory; its path."""
-    matrix = encode(texts, threads=threads)
-    descriptor, path = tempfile.mkstemp(dir=directory, suffix=".npy")
-    with os.fdopen(descriptor, "wb") as handle:
-        np.save(handle, matrix)
-    return path
-
-
-def _load_and_remove(path: str) -> np.ndarray:
-    try:
-        matrix: np.ndarray = np.load(path)
-        return matrix
-    finally:
-        os.unlink(path)
-
-
 def _serve(connection: Connection, directory: str) -> None:
     """The embedding process: load the model, then answer (texts, threads) requests with a file's path (the
     vectors go through a file: the ingesting process reads its end only between Chroma's writes)."""
@@ -118,7 +101,7 @@ def _serve(connection: Connection, directory: str) -> None:
             return
         texts, threads = request
         try:
-            connection.send(("ok", _encode_to_file(texts, threads, directory)))
+            connection.send(("ok", result_to_file(encode(texts, threads=threads), directory)))
         except Exception as exc:  # reported to the ingesting process, which embeds in a thread instead
             connection.send(("error", repr(exc)))
 
@@ -174,7 +157,8 @@ class EmbeddingProcess:
             raise
         if status != "ok":
             raise OSError(value)
-        return await asyncio.to_thread(_load_and_remove, value)
+        matrix: np.ndarray = await asyncio.to_thread(load_and_remove, value)
+        return matrix
 
     def _abandon(self) -> None:
         """A request given up half way (cancelled): its answer would be read as the next one's, so the process

@@ -224,10 +224,11 @@ def supported_sentences(
             *chosen[: MAX_SENTENCES - 1],
             *(best_sentences(support.part, evidence, own, meaning)[:1] or own[:1]),
         ]
-    unquoted = [i for i in support.paragraphs[1:] if not any(s.source == i + 1 for s in chosen)]
-    for index in unquoted if support.hop is None else []:  # every supporting paragraph is quoted
-        own = [s for s in pool if s.source == index + 1]
-        chosen = [*chosen, *best_sentences(support.part, evidence, own, meaning)[:1]]
+    if support.hop is None:  # every supporting paragraph is quoted
+        for index in support.paragraphs[1:]:
+            if not any(s.source == index + 1 for s in chosen):
+                own = [s for s in pool if s.source == index + 1]
+                chosen = [*chosen, *best_sentences(support.part, evidence, own, meaning)[:1]]
     top = [s for s in pool if s.source == 1]  # the reranker's first paragraph, when it is a candidate
     # (its best sentence shares a word with the part or is close to it in meaning, else it adds nothing)
     if support.hop is None and top and not any(s.source == 1 for s in chosen):

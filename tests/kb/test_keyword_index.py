@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from adapters.knowledge.keywords.index import KeywordIndex
 from adapters.knowledge.keywords.tokens import chunk_keywords, tokens_of
 from core.knowledge.chunking import embedding_text
 from core.models import Chunk
-from core.text import fold_accents, tokenize
+from core.text import fold, tokenize
 
 TEXTS = {
     "a": "行政复议申请期限为六十日",
@@ -173,6 +172,6 @@ def test_search_tokens_without_the_hmm_are_jiebas_own(text: str) -> None:
     """rjieba, which cuts the keyword tokens, gives jieba's search-mode words without the HMM, word for word."""
     import jieba
 
-    folded = fold_accents(unicodedata.normalize("NFKC", text).lower())
+    folded = fold(text)
     words = (word.strip() for word in jieba.lcut_for_search(folded, HMM=False))
     assert tokenize(text, new_words=False) == [word for word in words if re.search(r"[^\W_]", word)]

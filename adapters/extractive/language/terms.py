@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from core.text import STOP_WORDS_EN, STOP_WORDS_ZH, fold_accents
+from core.text import fold as fold  # the form every comparison here uses (re-exported)
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -84,11 +85,6 @@ class Token:
 def sentences(text: str) -> list[str]:
     """Sentences of text: Chinese 。！？, English . ! ? before a space, and line ends close a sentence."""
     return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
-
-
-def fold(text: str) -> str:
-    """NFKC, lowercase and accents folded (core.text.fold_accents): the form every comparison uses."""
-    return fold_accents(unicodedata.normalize("NFKC", text).lower())
 
 
 def squeeze(text: str) -> str:

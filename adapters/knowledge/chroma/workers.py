@@ -17,7 +17,6 @@ import functools
 import logging
 import multiprocessing as mp
 import os
-import pickle
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
+from adapters.embedders.handoff import load_and_remove, result_to_file
 from adapters.knowledge.keywords.tokens import tokenise_texts
 
 log = logging.getLogger(__name__)
@@ -54,20 +54,8 @@ def _start(processes: int) -> ProcessPoolExecutor:
 
 
 def _call_to_file(function: Callable[..., Any], args: tuple[Any, ...], directory: str) -> str:
-    """In the worker: function(*args), pickled into a new file under directory; returns its path."""
-    result = function(*args)
-    descriptor, path = tempfile.mkstemp(dir=directory, suffix=".pickle")
-    with os.fdopen(descriptor, "wb") as handle:
-        pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    return path
-
-
-def _load_and_remove(path: str) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            return pickle.load(handle)
-    finally:
-        os.unlink(path)
+    """In the worker: function(*args), handed back through a file under directory (embedders/handoff.py)."""
+    return result_to_file(function(*args), directory)
 
 
 class WorkerPool:
@@ -91,7 +79,7 @@ class WorkerPool:
                 assert self._directory is not None
                 call = functools.partial(_call_to_file, function, args, self._directory)
                 path = await asyncio.get_running_loop().run_in_executor(pool, call)
-                result: T = await asyncio.to_thread(_load_and_remove, path)
+                result: T = await asyncio.to_thread(load_and_remove, path)
                 return result
             except (BrokenProcessPool, OSError) as exc:
                 log.warning("worker process failed (%s); continuing in threads", exc)
