@@ -184,6 +184,19 @@ def test_an_everyday_word_jieba_tags_as_a_place_is_no_name_the_evidence_must_hol
     assert chinese_names("长江大桥在武汉") != []
 
 
+async def test_a_measure_word_after_a_number_is_no_name_the_evidence_must_hold() -> None:
+    """ "多少颗大犬齿": jieba glues the measure word 颗 to 大 and guesses a name (颗大); it is a count, and the
+    paragraph stating "大犬齿2颗" about the fish covers the part without a notice."""
+    question = "银纹笛鲷有多少颗大犬齿？"
+    assert "颗大" not in part_terms(question).entities
+    evidence = [
+        hit(1, "银纹笛鲷，又称紫红笛鲷，俗名红槽，为辐鳍鱼纲鲈形目鲈亚目笛鲷科的其中一个种。", "银纹笛鲷"),
+        hit(2, "上颌两侧具细尖齿，多埋于上唇内，前端具大犬齿2颗；下颌为疏松圆锥齿，前端无犬齿。", "银纹笛鲷"),
+    ]
+    verdict, _ = await ExtractiveEngine().assess(question, evidence, [question])
+    assert verdict.sufficient
+
+
 async def test_an_acronym_with_digits_before_chinese_text_is_one_name() -> None:
     """ "MP3" directly followed by Chinese is the name the part asks about, not the number 3 (CJK characters
     are word characters, so no word boundary ends "MP3" there); the paragraph that explains it covers it."""

@@ -23,6 +23,12 @@ CASES = [
     ("When was the film released", "The film premiered in 1945 in New York.", True),
     ("When was the film released", "The film premiered in New York.", False),
     ("有哪几种遗嘱形式", "遗嘱有自书遗嘱", True),
+    ("国王在什么时候发动了十字军东征", "斯韦阿兰的国王在12世纪发动了十字军东征", True),
+    ("国王在什么时候发动了十字军东征", "斯韦阿兰的国王发动了十字军东征", False),
+    ("When was the abbey founded", "The abbey was founded in the 12th century.", True),
+    ("When was the abbey founded", "The abbey was built in the 1990s.", True),
+    ("When was the abbey founded", "William founded it in 1066.", True),
+    ("What year was the abbey founded", "The abbey was founded in the 12th century.", False),
 ]
 
 
@@ -30,7 +36,8 @@ CASES = [
 def test_a_quantity_is_answered_only_by_a_number_of_the_asked_kind(
     part: str, text: str, answers: bool
 ) -> None:
-    """Days by days, money by money, a year by a year; article labels are no numbers; lists and standards ask none."""
+    """Days by days, money by money, a year by a year, "when" also by a century or decade; article labels are no
+    numbers; lists and standards ask none."""
     assert answers_asked_quantity(part, text) is answers
 
 

@@ -51,6 +51,9 @@ _ORDINARY_ZH = frozenset(
     "东西 城市 明白 和平 普通 文明 外国 平原 英雄 太阳 小姐 哥哥 海洋 湖泊 阳光 大桥 高原 道德 上市 美丽 "
     "卫星 雷达 荣誉 山区 武功 爱国 建国 陆军".split()
 )
+# Measure words: after a number ("多少", "几", "三") jieba's new-word guessing glues one to the next character
+# ("多少/颗大/犬齿", tagged nz), which is a count, not a name.
+_MEASURE_WORDS = frozenset("个颗粒条只张件本位名次座头匹辆架台部家所间套双对把枚块片根支首篇层米岁年天")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
 _ABBREVIATED = re.compile(r"[A-Z]\.|(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Gen|Col|Lt|Sgt|Capt|Rev|Mt|Ft)\.")
 _UNITS = frozenset("kb mb gb tb cny usd rmb eur am pm utc cst".split())
@@ -232,7 +235,7 @@ def chinese_names(text: str) -> list[str]:
             name = token.word + following  # a surname jieba cut off its given name (林 + 远航)
         elif _dated_act(tokens, i):
             continue
-        elif token.word in _ORDINARY_ZH:
+        elif token.word in _ORDINARY_ZH or _counted(tokens, i):
             continue
         elif token.flag.startswith(_ENTITY_FLAGS) and len(token.word) >= 2 and CJK.search(token.word):
             name = token.word
@@ -241,6 +244,11 @@ def chinese_names(text: str) -> list[str]:
         if name not in found:
             found.append(name)
     return found
+
+
+def _counted(tokens: Sequence[Token], i: int) -> bool:
+    """Whether the token is a measure word glued to what follows it, right after a number ("多少颗大")."""
+    return i > 0 and tokens[i - 1].flag == "m" and tokens[i].word[0] in _MEASURE_WORDS
 
 
 def _dated_act(tokens: Sequence[Token], i: int) -> bool:

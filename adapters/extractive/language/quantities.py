@@ -1,7 +1,8 @@
 """What kind of quantity a question part asks for, and whether a text states one of that kind (pure).
 
 "几天" is answered by a number of days, "多少钱" by an amount of money, "多久" by any duration, "比例" by a
-share, "how many years" by a number of years, "when" by a year or date; a bare "多少" / "how many" by any
+share, "how many years" by a number of years, "when" / "什么时候" by a year, date, century or decade ("12世纪",
+"the 1990s"), "what year" by a year; a bare "多少" / "how many" by any
 number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
 part, and neither does one stating a number of another kind ("连续工作一年以上" for "每年休几天").
 Article labels (第二十条) are not numbers of anything. A part asking for a limit ("最长", "至少", "at most")
@@ -36,7 +37,8 @@ _ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"多少钱|多少元|多少万|多少费用|金额|数额"), MONEY_ZH),
     (re.compile(r"(?:几|多少)倍"), ("倍",)),
     (re.compile(r"比例|百分之几|百分比|几成"), SHARE_ZH),
-    (re.compile(r"多久|多长时间|多长期限|何时|什么时候|几时|期限是"), DURATION_ZH),
+    (re.compile(r"何时|什么时候|几时"), (*DURATION_ZH, "世纪")),  # a point in time: a date, a year, a century
+    (re.compile(r"多久|多长时间|多长期限|期限是"), DURATION_ZH),
     (re.compile(r"(?:几|多少)(?:个|名|位|人|次|项|条|种|家|本)|多少"), ()),
 )
 # "哪几种" asks for a list; "赔多少" / "罚多少" are often answered by a standard (按…的二倍), not a number.
@@ -45,11 +47,19 @@ _ASKS_EN: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bhow many (?:days|weeks|months|years|hours|minutes|decades)\b", re.I), DURATION_EN),
     (re.compile(r"\bhow (?:long|often)\b", re.I), DURATION_EN),
     (re.compile(r"\bhow old\b|\bwhat age\b|\bat what age\b", re.I), ("year", "age")),
-    (re.compile(r"\bwhen\b|\bwhat year\b|\bin which year\b|\bwhat date\b", re.I), ("@year",)),
+    (re.compile(r"\bwhen\b", re.I), ("@when",)),
+    (re.compile(r"\bwhat year\b|\bin which year\b|\bwhat date\b", re.I), ("@year",)),
     (re.compile(r"\bhow (?:many|much|far|big|large|tall|high)\b", re.I), ()),
 )
 _ARTICLE_LABEL = re.compile(rf"第{_CN_NUMBER}条(?:之{_CN_NUMBER})?|第{_CN_NUMBER}[章节款项编]|第\d+条")
 _YEAR = re.compile(r"(?<!\d)(?:1[5-9]\d\d|20\d\d)(?!\d)")
+# "when" is also answered by an earlier year, an era-marked year, a century or a decade
+_WHEN = re.compile(
+    r"\bin (?:the )?1[0-4]\d\d\b|\b\d{1,4}\s*(?:BC|BCE|AD|CE)\b|\b(?:AD|CE)\s*\d{1,4}\b|"
+    r"\b\d{1,2}(?:st|nd|rd|th)[\s-]+(?:century|centuries)\b|\b(?:first|second|third|fourth|fifth|sixth|seventh|"
+    r"eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|"
+    r"nineteenth|twentieth|twenty-first)[\s-]+century\b|\b(?:1[0-9]|20)\d0s\b"
+)
 
 
 def asked_units(part: str) -> tuple[str, ...] | None:
@@ -87,6 +97,8 @@ def states_quantity(text: str, units: tuple[str, ...] = ()) -> bool:
     plain = _ARTICLE_LABEL.sub(" ", text)
     if "@year" in units:
         return bool(_YEAR.search(plain))
+    if "@when" in units:
+        return bool(_YEAR.search(plain) or _WHEN.search(plain))
     if not units:
         return bool(
             re.search(
