@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from adapters.extractive import ExtractiveEngine
 from adapters.extractive.language.entities import chinese_names
 from adapters.extractive.question.salience import part_terms
@@ -195,6 +197,26 @@ async def test_a_measure_word_after_a_number_is_no_name_the_evidence_must_hold()
     ]
     verdict, _ = await ExtractiveEngine().assess(question, evidence, [question])
     assert verdict.sufficient
+
+
+async def test_a_quantity_part_is_supported_by_a_paragraph_stating_it_beyond_the_best_covering_ones() -> None:
+    """Five paragraphs repeat the part's words (法律, 规定, 赔偿) without a multiple; the one stating "十倍",
+    found later with a lower score, covers the part's words too and answers it: no notice."""
+    question = "那部法律规定最多能要几倍赔偿？"
+    repeating = [
+        hit(i, f"第{n}条 造成损害的，应当依照法律规定承担赔偿责任。", "食品安全法.md")
+        for i, n in enumerate(
+            ["一百四十条", "一百四十一条", "一百四十二条", "一百四十三条", "一百四十四条"], 1
+        )
+    ]
+    stating = replace(
+        hit(6, "第一百四十八条 违反法律规定的，消费者还可以要求支付价款十倍的赔偿金。", "食品安全法.md"),
+        score=0.5,
+    )
+    verdict, _ = await ExtractiveEngine().assess(question, [*repeating, stating], [question])
+    assert verdict.sufficient
+    without, _ = await ExtractiveEngine().assess(question, repeating, [question])
+    assert not without.sufficient
 
 
 async def test_an_acronym_with_digits_before_chinese_text_is_one_name() -> None:

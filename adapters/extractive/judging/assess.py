@@ -60,18 +60,39 @@ def _states_it_about_the_part(support: PartSupport, hit: Hit) -> bool:
     return not asked or any(own.contains(term) for term in asked)
 
 
-def _answering_the_asked_kind(support: PartSupport, evidence: Sequence[Hit]) -> PartSupport:
+def _answering_the_asked_kind(
+    support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], threshold: float
+) -> PartSupport:
     """A part asking for a quantity is supported only by paragraphs that state one about it (not just its
-    topic, not under a sibling section's heading): without one it is not covered; with one, a paragraph
-    that does not is no longer quoted for it (unless it is the anchor of a linked hop)."""
+    topic, not under a sibling section's heading): when none of its supporting paragraphs does, another
+    paragraph that covers the part's terms on its own and states one supports it instead (the best
+    covering ones are often those repeating the topic's words); without one it is not covered; with one,
+    a paragraph that does not is no longer quoted for it (unless it is the anchor of a linked hop)."""
     if not support.covered or asked_units(support.part) is None:
         return support
     stating = tuple(i for i in support.paragraphs if _states_it_about_the_part(support, evidence[i]))
+    if not stating and support.hop is None:
+        stating = _other_stating(support, evidence, stacks, threshold)
     if not stating:
         return replace(support, covered=False)
     if support.hop is not None or stating == support.paragraphs:
         return support
     return replace(support, anchor=evidence[stating[0]], paragraphs=stating)
+
+
+def _other_stating(
+    support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], threshold: float
+) -> tuple[int, ...]:
+    """Paragraphs beyond the part's supporting ones that cover its terms on their own and state a quantity of
+    the asked kind about it, best covering first (at most ``MAX_SUPPORTING``)."""
+    found = []
+    for i, stack in enumerate(stacks):
+        if i in support.paragraphs:
+            continue
+        single = match(support.terms, [stack])
+        if single.covers(threshold) and _states_it_about_the_part(support, evidence[i]):
+            found.append((-single.share, i))
+    return tuple(i for _, i in sorted(found)[:MAX_SUPPORTING])
 
 
 def _covered_by(support: PartSupport, evidence: Sequence[Hit], quoted: Sequence[Sentence]) -> PartSupport:
@@ -172,7 +193,7 @@ def judge_parts(
         )
         for t, focus in kept
     ]
-    supports = [_answering_the_asked_kind(s, evidence) for s in supports]
+    supports = [_answering_the_asked_kind(s, evidence, stacks, threshold) for s in supports]
     supports = [_by_meaning(s, evidence, stacks, meaning) for s in supports]
     if all(s.covered for s in supports):
         return supports
