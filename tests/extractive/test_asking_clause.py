@@ -34,9 +34,11 @@ def test_the_asking_clause_is_the_one_holding_the_question_words() -> None:
 
 def test_a_sentence_stating_the_asked_duration_about_the_asking_clause_covers_the_part() -> None:
     """The scope article has the situation's words but no duration; the time-limit article states 一年 about
-    申请劳动仲裁 without the word 辞退: together in the evidence, the part is covered and the sentence quoted."""
-    assert _covered(DISMISSED, SCOPE) == [False]
-    [support] = judge_parts(DISMISSED, [SCOPE, TIME_LIMIT], threshold=DEFAULT_COVERAGE_THRESHOLD)
+    申请劳动仲裁 without the situation's words (干了五年, 辞退): together in the evidence, the part is covered
+    and the sentence quoted."""
+    question = "我在这家单位干了五年，上个月突然被公司辞退了，多久之内可以去申请劳动仲裁？"
+    assert _covered(question, SCOPE) == [False]
+    [support] = judge_parts(question, [SCOPE, TIME_LIMIT], threshold=DEFAULT_COVERAGE_THRESHOLD)
     assert support.covered
     assert any("时效期间为一年" in sentence.text for sentence in support.quoted)
 
