@@ -219,6 +219,18 @@ async def test_a_quantity_part_is_supported_by_a_paragraph_stating_it_beyond_the
     assert not without.sufficient
 
 
+async def test_a_paragraph_about_minors_does_not_answer_a_question_about_adults() -> None:
+    """成年人 inside 未成年人 is another word (core.text.negated_word): the minors' article stating 十六周岁 does
+    not cover "满多少岁才算成年人"; the article on adults does."""
+    question = "满多少岁才算成年人？"
+    minors = hit(1, "第六十一条 任何组织或者个人不得招用未满十六周岁未成年人。", "未成年人保护法.md")
+    adults = hit(2, "第十七条 十八周岁以上的自然人为成年人。", "民法典.md")
+    verdict, _ = await ExtractiveEngine().assess(question, [minors], [question])
+    assert not verdict.sufficient
+    verdict, _ = await ExtractiveEngine().assess(question, [minors, adults], [question])
+    assert verdict.sufficient
+
+
 async def test_an_acronym_with_digits_before_chinese_text_is_one_name() -> None:
     """ "MP3" directly followed by Chinese is the name the part asks about, not the number 3 (CJK characters
     are word characters, so no word boundary ends "MP3" there); the paragraph that explains it covers it."""

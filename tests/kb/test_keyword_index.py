@@ -68,6 +68,25 @@ def test_accented_words_are_one_token_found_with_or_without_their_accents() -> N
     assert tokenize("中文，が、Straße", new_words=False) == ["中文", "が", "strasse"]
 
 
+def test_a_negated_word_is_not_found_by_its_tail() -> None:
+    """未成年人 (minors) is not 成年人 (adults) nor 非营利 营利: a search for adults finds the article on adults,
+    not every chunk about minors; the negated word itself is still found whole and by its head (未成年)."""
+    index = KeywordIndex()
+    index.add(
+        [
+            ("adults", "第十七条 十八周岁以上的自然人为成年人。"),
+            ("minors", "第十九条 八周岁以上的未成年人为限制民事行为能力人。"),
+            ("charity", "非营利法人不得分配利润。"),
+        ]
+    )
+    index.rebuild()
+    assert [chunk_id for chunk_id, _ in index.search("成年人", 5)] == ["adults"]
+    assert [chunk_id for chunk_id, _ in index.search("未成年人", 5)] == ["minors"]
+    assert [chunk_id for chunk_id, _ in index.search("营利", 5)] == []
+    assert "成年人" not in tokenize("未成年人", new_words=False)
+    assert tokenize("未来学家", new_words=False) == ["未来", "学家"]  # 未来 (future) negates nothing
+
+
 def test_removed_chunks_disappear_after_rebuild() -> None:
     """remove() marks the index dirty; after rebuild() the removed chunk is never returned."""
     index = built()

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.text import STOP_WORDS_EN, STOP_WORDS_ZH, fold_accents
+from core.text import STOP_WORDS_EN, STOP_WORDS_ZH, fold_accents, negated_word
 from core.text import fold as fold  # the form every comparison here uses (re-exported)
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -101,6 +101,17 @@ def _posseg() -> object:
 
     jieba.setLogLevel(logging.WARNING)
     return jieba.posseg
+
+
+def _occurs(term: str, squeezed: str) -> bool:
+    """Whether the squeezed CJK term occurs in the squeezed text other than as the tail of a negated word
+    (成年人 in 未成年人, 营利 in 非营利: core.text.negated_word)."""
+    start = squeezed.find(term)
+    while start >= 0:
+        if start == 0 or not negated_word(squeezed[start - 1] + term):
+            return True
+        start = squeezed.find(term, start + 1)
+    return False
 
 
 _HOW_PHRASE = re.compile(r"\bhow\s+(?:long|many|much|often|far|old|big|large)\b", re.IGNORECASE)
@@ -292,7 +303,7 @@ class Haystack:
         """Whether the term, or one of its aliases, occurs (word-start match for Latin words)."""
         for candidate in (term, *ALIASES.get(term, ())):
             if CJK.search(candidate):
-                if squeeze(candidate) in self.squeezed:
+                if _occurs(squeeze(candidate), self.squeezed):
                     return True
             elif _latin_pattern(candidate).search(self.folded):
                 return True
