@@ -6,6 +6,7 @@ import pytest
 
 from adapters.extractive import ExtractiveEngine
 from adapters.extractive.judging.assess import DEFAULT_COVERAGE_THRESHOLD, judge_parts
+from adapters.extractive.question.salience import part_terms
 from core.text import normalize_query
 from tests.extractive.helpers import hit, ticks_during
 
@@ -132,6 +133,44 @@ async def test_a_name_run_together_with_a_demonym_is_read_up_to_its_title() -> N
     assert verdict.sufficient
     alone, _ = await engine.assess(question, [brennick], [question])
     assert not alone.sufficient
+
+
+async def test_a_title_typed_with_one_slip_is_read_as_the_evidence_title() -> None:
+    """ "Withing the Quiet Hours" is the page "Within the Quiet Hours" typed with one letter too many: judged
+    as if spelt right, the part lacks nothing (no notice); without that song's page it names a missing thing."""
+    typed = 'Which English musician is known for both the songs "Morning Harbour Lights" and "Withing the Quiet Hours"?'
+    spelt = typed.replace("Withing", "Within")
+    harbour = hit(
+        1,
+        '"Morning Harbour Lights" is a song by English musician Tobias Wren, released on his 1979 album.',
+        "Morning Harbour Lights-1c1c1c",
+        "Morning Harbour Lights",
+    )
+    quiet = hit(
+        2,
+        '"Within the Quiet Hours" is a song written by Tobias Wren and released in 1968.',
+        "Within the Quiet Hours-2d2d2d",
+        "Within the Quiet Hours",
+    )
+    verdict, _ = await engine.assess(typed, [harbour, quiet], [typed])
+    right, _ = await engine.assess(spelt, [harbour, quiet], [spelt])
+    assert (verdict.sufficient, verdict.partial) == (right.sufficient, right.partial)
+    assert verdict.sufficient or verdict.partial
+    alone, _ = await engine.assess(typed, [harbour], [typed])
+    assert not alone.sufficient and not alone.partial
+
+
+def test_a_question_opening_with_a_command_or_a_participle_does_not_name_that_word() -> None:
+    """ "Name …", "Considered …, which …", "Located in Paris, …": the first word is no entity the evidence must
+    hold (the name after it still is); a name opening a question stays one ("Alfred directed …")."""
+    assert part_terms("Name two novels by Oren Salt that were released before 1990").entities == (
+        "Oren Salt",
+        "1990",
+    )
+    considered = "Considered the oldest lighthouse on the coast, which lighthouse was rebuilt in 1890"
+    assert "Considered" not in part_terms(considered).entities
+    assert part_terms("Located in Paris, which museum holds the Mona Lisa").entities == ("Paris", "Mona Lisa")
+    assert part_terms("Alfred directed which film").entities == ("Alfred",)
 
 
 async def test_an_opening_word_run_into_a_name_is_cut_at_the_title() -> None:

@@ -23,8 +23,8 @@ paragraph of its own: one about it (its title), or one covering the part that na
 heading or first sentence (where a paragraph names its subject) or contains every word of the part; a
 passing mention in another entity's paragraph is not support. An anchor that matches only terms found
 in most of the evidence (a company name in every paragraph) singles nothing out: it proposes no bridge.
-A run of capitalised words no paragraph holds is read up to the evidence's title it begins or ends with
-(title_backed). CPU-bound (jieba): call from a worker thread.
+A run of capitalised words no paragraph holds is read up to the evidence's title it begins or ends with,
+or as the evidence's title it is one typing slip away from (title_backed). CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
@@ -99,6 +99,10 @@ def title_backed(terms: PartTerms, evidence: Sequence[Hit], stacks: Sequence[Sta
             entities.append(entity)
             continue
         titles = titles if titles is not None else {normal(document_title(subject_of(h))) for h in evidence}
+        misspelt = _misspelt_title(entity, evidence)
+        if misspelt is not None:
+            entities.append(misspelt)
+            continue
         title = next(
             (
                 (start, end)
@@ -118,6 +122,39 @@ def title_backed(terms: PartTerms, evidence: Sequence[Hit], stacks: Sequence[Sta
     if entities == list(terms.entities):
         return terms
     return replace(terms, entities=tuple(entities), generic=tuple(generic))
+
+
+MISSPELT_MIN_CHARS = 10  # a name this long that no paragraph holds may be a title typed with one slip
+
+
+def _misspelt_title(entity: str, evidence: Sequence[Hit]) -> str | None:
+    """The evidence title the name is a slip of the keyboard away from ("Withing You Without You" for "Within
+    You Without You", "St. Judt Medical"): one letter changed, added or dropped (two from 20 letters on). Short
+    names never match this way ("Ireland" is not "Iceland")."""
+    name = normal(entity)
+    if len(name) < MISSPELT_MIN_CHARS:
+        return None
+    allowed = 1 + len(name) // 20
+    titles = {normal(title): title for title in (document_title(subject_of(hit)) for hit in evidence)}
+    close = [
+        title
+        for key, title in titles.items()
+        if abs(len(key) - len(name)) <= allowed and _edits(name, key, allowed) <= allowed
+    ]
+    return close[0] if len(close) == 1 else None
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance of two short strings, stopping once it exceeds limit (returns limit + 1)."""
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other)))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
 
 
 def term_weights(terms: PartTerms, singles: Sequence[Match]) -> dict[str, float]:

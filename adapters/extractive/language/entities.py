@@ -25,6 +25,19 @@ _SENTENCE_BREAK = re.compile(r"[.!?:;。！？；|]\s*$|^\s*$|\n\s*(?:[-*+•]|\
 _NEVER_A_NAME = frozenset(
     "other others another each every all some any both either neither several many most few such no none".split()
 )  # capitalised only because they open a line, a list item or a table cell
+# A question opening with a command ("Name three novels…") or a participle clause ("Considered the strongest…,
+# which…", "Located in…"): that first word is no name.
+_COMMANDS = frozenset("name list give identify tell describe explain mention".split())
+_PARTICIPLES = frozenset(
+    (
+        "considered located situated founded established based named nicknamed called known regarded described "
+        "released published directed produced written created developed designed built born formed held set "
+        "titled entitled introduced launched opened composed recorded made started originated"
+    ).split()
+)
+_CLAUSE_OPENING = re.compile(
+    r"\s+(?:the|a|an|in|on|at|by|as|to|for|from|with|during|after|before|one|two|three|four|five)\b"
+)
 _CONNECTORS = frozenset("of the for de da del der di du la le van von y &".split())
 _LOOSE_CONNECTORS = _CONNECTORS | frozenset("in on at to a an with from".split())
 _ARTICLES = ("the ", "a ", "an ")
@@ -189,6 +202,8 @@ def english_spans(text: str, *, question: bool = False) -> list[str]:
             else:
                 break
         chosen = [w.group(0) for w in words[i:j]]
+        if question and at_start and _opens_a_clause(chosen[0].lower(), text[words[i].end() :]):
+            chosen.pop(0)  # "Located in Paris" names Paris
         i = j
         while chosen and (chosen[0].lower() in connectors or chosen[0].lower() in STOP_WORDS_EN):
             chosen.pop(0)
@@ -209,6 +224,12 @@ def english_spans(text: str, *, question: bool = False) -> list[str]:
         if span and span not in spans:
             spans.append(span)
     return spans
+
+
+def _opens_a_clause(first: str, rest: str) -> bool:
+    """Whether a question's capitalised first word is a command or a participle opening a clause ("Name three
+    …", "Considered the strongest …", "Located in …"), not a name ("Alfred directed …" keeps Alfred)."""
+    return (first in _COMMANDS or first in _PARTICIPLES) and bool(_CLAUSE_OPENING.match(rest))
 
 
 def quoted(text: str) -> list[str]:
