@@ -118,7 +118,8 @@ def citations(answer: str, evidence: Sequence[Hit]) -> tuple[CitedSource, ...]:
             first_per_document.setdefault(hit.document_id, index)
         numbers = sorted(first_per_document.values())
     chosen = [evidence[n - 1] for n in sorted(numbers)]
-    parts = distinguishing_parts(chosen)
+    quoted = [quoted_part(answer, n, hit.content) for n, hit in zip(sorted(numbers), chosen, strict=True)]
+    parts = distinguishing_parts(chosen, quoted)
     return tuple(
         CitedSource.of(n, hit, part=part) for n, hit, part in zip(sorted(numbers), chosen, parts, strict=True)
     )
@@ -136,18 +137,47 @@ def part_label(content: str) -> str:
     return (match.group(1) or match.group(2) or "") if match else ""
 
 
-def distinguishing_parts(hits: Sequence[Hit]) -> list[str]:
-    """For each cited paragraph, what tells it from another of the same document, heading and location:
-    its numbered part (part_label), else its place in the document ("¶ 3"); "" when nothing is shared."""
+# An article or section opening a paragraph of a chunk ("第十七条 十八周岁…", "Article 5"), not one a sentence
+# refers to ("依照本法第三十九条规定")
+_PART_HEAD = re.compile(
+    r"(?:^|(?<=\s))(第[0-9零〇一二两三四五六七八九十百千]+条(?:之[一二三四五六七八九十]+)?)(?=\s)"
+    r"|(?:^|(?<=\n))[#*\s]*((?:Article|Section|Rule|§)\s*[0-9][0-9.]*)",
+    re.IGNORECASE,
+)
+QUOTE_PROBE = 12  # characters of a quoted line looked up in its paragraph
+
+
+def quoted_part(answer: str, number: int, content: str) -> str:
+    """The articles or sections of the paragraph that the answer's lines citing [number] quote, in order
+    ("第十七条" when a chunk of 第十三条…第十九条 is cited for 第十七条's sentence); "" when no line quotes the
+    paragraph word for word or the quoted text is under no numbered part."""
+    labels: list[str] = []
+    for line in answer.splitlines():
+        if not any(int(m.group(1)) == number for m in CITATION.finditer(line)):
+            continue
+        probe = CITATION.sub("", line).strip().lstrip("-*•·").strip()[:QUOTE_PROBE]
+        at = content.find(probe) if len(probe) >= QUOTE_PROBE // 2 else -1
+        heads = [m for m in _PART_HEAD.finditer(content) if m.start() <= at]
+        if heads:
+            label = heads[-1].group(1) or heads[-1].group(2)
+            labels.append(label)
+    return "、".join(dict.fromkeys(labels))
+
+
+def distinguishing_parts(hits: Sequence[Hit], quoted: Sequence[str] = ()) -> list[str]:
+    """For each cited paragraph, what tells it from another of the same document, heading and location: the
+    numbered parts the answer quotes from it (quoted_part), else the part it opens with (part_label), else
+    its place in the document ("¶ 3"); "" when nothing is shared."""
     shared: dict[tuple[str, str, str], int] = {}
     for hit in hits:
         key = (hit.document_id, hit.heading, hit.location.label())
         shared[key] = shared.get(key, 0) + 1
+    labels = list(quoted) or [""] * len(hits)
     return [
-        (part_label(hit.content) or f"¶ {hit.position + 1}")
+        (label or part_label(hit.content) or f"¶ {hit.position + 1}")
         if shared[(hit.document_id, hit.heading, hit.location.label())] > 1
         else ""
-        for hit in hits
+        for hit, label in zip(hits, labels, strict=True)
     ]
 
 

@@ -41,3 +41,22 @@ def test_part_labels_in_english_and_chinese() -> None:
     assert part_label("See Article 5 for exceptions.") == "Article 5"
     assert part_label("第三节 非全日制用工") == "第三节"
     assert part_label("Plain text without a number.") == ""
+
+
+def test_a_chunk_of_several_articles_is_cited_by_the_article_its_quoted_sentence_is_under() -> None:
+    """A chunk packing 第十三条 and 第十七条, quoted for 第十七条's sentence, is cited as 第十七条 (not the article
+    it opens with); an article a sentence refers to (本法第三十九条) is no label; a paraphrase keeps the first."""
+    evidence = [
+        hit(
+            1,
+            "第十三条 自然人从出生时起到死亡时止,具有民事权利能力。\n\n第十七条 十八周岁以上的自然人为成年人。",
+        ),
+        hit(2, "第二十一条 在试用期中,除劳动者有本法第三十九条规定的情形外,用人单位不得解除劳动合同。"),
+        hit(3, "第二十五条 除本法第二十二条规定的情形外,用人单位不得与劳动者约定由劳动者承担违约金。"),
+    ]
+    answer = (
+        "- 第十七条 十八周岁以上的自然人为成年人。 [1]\n"
+        "- 除劳动者有本法第三十九条规定的情形外,用人单位不得解除劳动合同。 [2]\n"
+        "- 违约金一般不能约定。 [3]"
+    )
+    assert [item.part for item in citations(answer, evidence)] == ["第十七条", "第二十一条", "第二十五条"]
