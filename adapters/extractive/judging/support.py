@@ -24,7 +24,8 @@ heading or first sentence (where a paragraph names its subject) or contains ever
 passing mention in another entity's paragraph is not support. An anchor that matches only terms found
 in most of the evidence (a company name in every paragraph) singles nothing out: it proposes no bridge.
 A run of capitalised words no paragraph holds is read up to the evidence's title it begins or ends with,
-or as the evidence's title it is one typing slip away from (title_backed). CPU-bound (jieba): call from a worker thread.
+or as the evidence's title it is one typing slip away from (title_backed). CPU-bound (jieba): call from a
+worker thread.
 """
 
 from __future__ import annotations
@@ -89,8 +90,9 @@ def title_backed(terms: PartTerms, evidence: Sequence[Hit], stacks: Sequence[Sta
     of its words at either edge that is exactly the title of an evidence document ("Neil Jordan American" ->
     "Neil Jordan", "Between Frederick King Keller" -> "Frederick King Keller"); the words cut off become
     generic terms. Capitalised words run together in a question where a name meets a demonym or an
-    opener, and the dataset's own titles tell where the name ends."""
-    titles: set[str] | None = None  # the evidence's titles, normalised: built when an entity is missing
+    opener, and the dataset's own titles tell where the name ends. A whole entity one typing slip away from
+    exactly one title ("Withing You Without You") is read as that title."""
+    titles: dict[str, str] | None = None  # the evidence's titles by their normal form: built when needed
     entities: list[str] = []
     generic = list(terms.generic)
     for entity in terms.entities:
@@ -98,8 +100,9 @@ def title_backed(terms: PartTerms, evidence: Sequence[Hit], stacks: Sequence[Sta
         if CJK.search(entity) or len(words) < 2 or any(stack.has_entity(entity) for stack in stacks):
             entities.append(entity)
             continue
-        titles = titles if titles is not None else {normal(document_title(subject_of(h))) for h in evidence}
-        misspelt = _misspelt_title(entity, evidence)
+        if titles is None:
+            titles = {normal(title): title for title in (document_title(subject_of(h)) for h in evidence)}
+        misspelt = _misspelt_title(entity, titles)
         if misspelt is not None:
             entities.append(misspelt)
             continue
@@ -127,15 +130,14 @@ def title_backed(terms: PartTerms, evidence: Sequence[Hit], stacks: Sequence[Sta
 MISSPELT_MIN_CHARS = 10  # a name this long that no paragraph holds may be a title typed with one slip
 
 
-def _misspelt_title(entity: str, evidence: Sequence[Hit]) -> str | None:
-    """The evidence title the name is a slip of the keyboard away from ("Withing You Without You" for "Within
-    You Without You", "St. Judt Medical"): one letter changed, added or dropped (two from 20 letters on). Short
-    names never match this way ("Ireland" is not "Iceland")."""
+def _misspelt_title(entity: str, titles: dict[str, str]) -> str | None:
+    """The one evidence title (by normal form) the name is a slip of the keyboard away from ("Withing You
+    Without You" for "Within You Without You", "St. Judt Medical"): one letter changed, added or dropped (two
+    from 20 letters on). Short names never match this way ("Ireland" is not "Iceland")."""
     name = normal(entity)
     if len(name) < MISSPELT_MIN_CHARS:
         return None
     allowed = 1 + len(name) // 20
-    titles = {normal(title): title for title in (document_title(subject_of(hit)) for hit in evidence)}
     close = [
         title
         for key, title in titles.items()
@@ -145,7 +147,9 @@ def _misspelt_title(entity: str, evidence: Sequence[Hit]) -> str | None:
 
 
 def _edits(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance of two short strings, stopping once it exceeds limit (returns limit + 1)."""
+    """Levenshtein distance of two short strings, stopping once it exceeds limit (returns limit + 1). By hand:
+    the standard library has no edit distance (difflib's ratio counts matching blocks), and a bounded one over
+    the few titles of an evidence set is not worth a dependency."""
     previous = list(range(len(b) + 1))
     for i, char in enumerate(a, 1):
         current = [i]
