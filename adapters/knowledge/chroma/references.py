@@ -49,7 +49,7 @@ class TitleIndex:
         for entry in entries:
             if not entry.info.enabled:
                 continue
-            for name in {normal_title(entry.title), normal_title(entry.info.name)}:
+            for name in dict.fromkeys((normal_title(entry.title), normal_title(entry.info.name))):
                 if name:
                     by_title.setdefault(name, []).append(entry)
         for name in list(by_title):  # "Doctor Strange (film)" is mentioned as "Doctor Strange"
@@ -75,18 +75,19 @@ class TitleIndex:
         return list(dict.fromkeys(found))
 
     def mentioned_in(self, text: str) -> list[CatalogEntry]:
-        """Documents whose title the text contains as a whole word (titles long enough to mean something)."""
+        """Documents whose title the text contains as a whole word (titles long enough to mean something), in
+        the order the text first mentions them (the same order in every process: no set order)."""
         folded = _SPACE.sub(" ", text).lower()
         starts = set(_WORD.findall(folded)) | {folded[i : i + 2] for i in range(len(folded) - 1)}
-        found: list[CatalogEntry] = []
+        mentions: list[tuple[int, str]] = []
         for start in starts & self.by_start.keys():
             for name in self.by_start[start]:
                 if name not in folded:
                     continue
                 if not _CJK.search(name) and not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded):
                     continue
-                found.extend(self.by_title[name])
-        return list(dict.fromkeys(found))
+                mentions.append((folded.index(name), name))
+        return list(dict.fromkeys(entry for _, name in sorted(mentions) for entry in self.by_title[name]))
 
 
 def _start(name: str) -> str:
