@@ -173,6 +173,20 @@ def test_a_question_opening_with_a_command_or_a_participle_does_not_name_that_wo
     assert part_terms("Alfred directed which film").entities == ("Alfred",)
 
 
+async def test_an_ordinal_in_the_question_is_found_as_that_ordinal_in_the_evidence() -> None:
+    """ "the 41st annual regatta" names the number 41, which the paragraph writes as "41st" too: found, no
+    notice; "141st" is not it (that paragraph alone still lacks it)."""
+    question = "Which town hosted the 41st annual regatta on Lake Varna?"
+    host = hit(
+        1, "The 41st annual regatta on Lake Varna was hosted by Dunmore.", "Lake Varna-5e5e5e", "Lake Varna"
+    )
+    other = hit(2, "The 141st annual regatta on Lake Varna drew 40 boats.", "Lake Varna-6f6f6f", "Lake Varna")
+    verdict, _ = await engine.assess(question, [host], [question])
+    assert verdict.sufficient
+    without, _ = await engine.assess(question, [other], [question])
+    assert not without.sufficient
+
+
 async def test_an_opening_word_run_into_a_name_is_cut_at_the_title() -> None:
     """ "Between Ilse Marna Vock" holds the title "Ilse Marna Vock" and no paragraph holds the whole run."""
     question = "Between Ilse Marna Vock and Oren Salt, which filmmaker worked in more jobs?"

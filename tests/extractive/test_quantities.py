@@ -29,6 +29,10 @@ CASES = [
     ("When was the abbey founded", "The abbey was built in the 1990s.", True),
     ("When was the abbey founded", "William founded it in 1066.", True),
     ("What year was the abbey founded", "The abbey was founded in the 12th century.", False),
+    ("How long is the bridge over the strait", "The bridge is 7,845 m long.", True),
+    ("How long is the bridge over the strait", "The span is 16km.", True),
+    ("How long is the bridge over the strait", "The bridge opened in 2000.", False),
+    ("How long did the siege last", "The siege lasted three months.", True),
 ]
 
 

@@ -1,9 +1,9 @@
 """What kind of quantity a question part asks for, and whether a text states one of that kind (pure).
 
 "几天" is answered by a number of days, "多少钱" by an amount of money, "多久" by any duration, "比例" by a
-share, "how many years" by a number of years, "when" / "什么时候" by a year, date, century or decade ("12世纪",
-"the 1990s"), "what year" by a year; a bare "多少" / "how many" by any
-number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
+share, "how many years" by a number of years, "how long" by a duration or a length, "when" / "什么时候" by a
+year, date, century or decade ("12世纪", "the 1990s"), "what year" by a year; a bare "多少" / "how many" by
+any number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
 part, and neither does one stating a number of another kind ("连续工作一年以上" for "每年休几天").
 Article labels (第二十条) are not numbers of anything. A part asking for a limit ("最长", "至少", "at most")
 is answered by a text stating a limit of that direction ("不得超过六个月", "not less than"): asked_bound and
@@ -23,6 +23,22 @@ _EN_NUMBER = (
 )
 DURATION_ZH = ("日", "天", "周", "星期", "月", "年", "小时", "分钟", "秒")
 DURATION_EN = ("second", "minute", "hour", "day", "week", "month", "year", "decade", "century")
+# "how long is the bridge" asks a length, "how long did the siege last" a duration: either answers "how long"
+LENGTH_EN = (
+    "metre",
+    "meter",
+    "kilometre",
+    "kilometer",
+    "mile",
+    "foot",
+    "feet",
+    "yard",
+    "km",
+    "mi",
+    "m",
+    "ft",
+)
+_UNIT_SYMBOLS = frozenset({"km", "mi", "m", "ft"})  # written right after the digits too ("16km")
 MONEY_ZH = ("元", "万元", "亿元", "倍")
 SHARE_ZH = ("%", "％", "百分之", "分之", "成")
 
@@ -45,7 +61,8 @@ _ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 _NOT_ASKING_ZH = re.compile(r"哪几|(?:赔|罚|补偿|支付|付|扣)(?:偿)?多少(?!钱|元|万|天|日|年|月)")
 _ASKS_EN: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bhow many (?:days|weeks|months|years|hours|minutes|decades)\b", re.I), DURATION_EN),
-    (re.compile(r"\bhow (?:long|often)\b", re.I), DURATION_EN),
+    (re.compile(r"\bhow long\b", re.I), (*DURATION_EN, *LENGTH_EN)),
+    (re.compile(r"\bhow often\b", re.I), DURATION_EN),
     (re.compile(r"\bhow old\b|\bwhat age\b|\bat what age\b", re.I), ("year", "age")),
     (re.compile(r"\bwhen\b", re.I), ("@when",)),
     (re.compile(r"\bwhat year\b|\bin which year\b|\bwhat date\b", re.I), ("@year",)),
@@ -121,6 +138,8 @@ def states_quantity(text: str, units: tuple[str, ...] = ()) -> bool:
             return True
         if re.search(r"[a-z]", unit):
             if re.search(rf"\b{_EN_NUMBER}[\s-]+{unit}s?\b", plain, re.I):
+                return True
+            if unit in _UNIT_SYMBOLS and re.search(rf"\d{unit}\b", plain):
                 return True
             continue
         if re.search(rf"{_NUMBER}\s*(?:个|多|余)?\s*(?:工作|周)?{re.escape(unit)}", plain):

@@ -182,11 +182,13 @@ class Stack:
         return cls(Haystack.of(text), normal(text))
 
     def has_entity(self, entity: str) -> bool:
-        """Whether the entity occurs as a phrase; a Latin name also matches with every word present."""
+        """Whether the entity occurs as a phrase (a number also as an ordinal: 58 in "the 58th"); a Latin name
+        also matches with every word present."""
         key = normal(entity)
         if CJK.search(key) or key in ALIASES:
             return self.hay.contains(fold(entity).strip())
-        if re.search(rf"(?<![0-9a-zà-ÿ_]){re.escape(key)}(?![0-9a-zà-ÿ_])", self.plain):
+        ordinal = "(?:st|nd|rd|th)?" if key.isdigit() else ""  # "58th" in the question is the number 58
+        if re.search(rf"(?<![0-9a-zà-ÿ_]){re.escape(key)}{ordinal}(?![0-9a-zà-ÿ_])", self.plain):
             return True
         words = [w for w in re.findall(r"[^\W_][\w'-]*", key) if len(w) > 1]
         return len(words) >= 2 and all(
