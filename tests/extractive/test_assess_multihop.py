@@ -187,6 +187,33 @@ async def test_an_ordinal_in_the_question_is_found_as_that_ordinal_in_the_eviden
     assert not without.sufficient
 
 
+async def test_a_bridge_part_asking_a_year_held_whole_by_one_paragraph_stating_it_gets_no_notice() -> None:
+    """The club's page holds every word of "…one of the Coastal League's original six charter clubs when the
+    league was established in what year" and states 1921: the hop the part's shape implies is unverified, but
+    nothing is missing (no notice); the same page without the year still lacks the asked year (notice)."""
+    question = (
+        "Tomas Brennick spent six seasons with a club based in Dunmore, and was one of the Coastal League's "
+        "original six charter clubs when the league was established in what year?"
+    )
+    player = hit(
+        1,
+        "Tomas Brennick (born 1950) is an Irish footballer who spent six seasons with Dunmore Rovers, a club "
+        "based in Dunmore.",
+        "Tomas Brennick-1a1a1a",
+        "Tomas Brennick",
+    )
+    page = (
+        "Dunmore Rovers is a football club based in Dunmore. It was one of the Coastal League's original six "
+        "charter clubs when the league was established"
+    )
+    stating = hit(2, f"{page} in 1921.", "Dunmore Rovers-2b2b2b", "Dunmore Rovers")
+    silent = hit(2, f"{page}.", "Dunmore Rovers-2b2b2b", "Dunmore Rovers")
+    verdict, _ = await engine.assess(question, [player, stating], [question])
+    assert verdict.sufficient or verdict.partial
+    without, _ = await engine.assess(question, [player, silent], [question])
+    assert not without.sufficient and not without.partial
+
+
 async def test_an_opening_word_run_into_a_name_is_cut_at_the_title() -> None:
     """ "Between Ilse Marna Vock" holds the title "Ilse Marna Vock" and no paragraph holds the whole run."""
     question = "Between Ilse Marna Vock and Oren Salt, which filmmaker worked in more jobs?"

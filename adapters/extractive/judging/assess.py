@@ -235,6 +235,20 @@ def split_over_paragraphs(
     return False
 
 
+def _holds_it_all(support: PartSupport) -> bool:
+    """Whether the part's anchor holds every one of its terms and states the asked kind of quantity about it
+    ("…one of the American League's original eight charter franchises when the league was established in what
+    year" and the team's page saying so with 1901): the hop the part's shape implies is unverified, but
+    nothing the user should be warned about is missing."""
+    if support.anchor is None or support.best is None:
+        return False
+    terms = support.terms
+    held = len(support.best.entities) + len(support.best.generic)
+    return held == len(terms.entities) + len(terms.generic) and _states_it_about_the_part(
+        support, support.anchor
+    )
+
+
 def lacks_something(
     support: PartSupport, evidence: Sequence[Hit], stacks: Sequence[Stack], *, threshold: float
 ) -> bool:
@@ -242,7 +256,8 @@ def lacks_something(
     appears in no paragraph, it asks for a quantity that no paragraph states about it, no paragraph holds
     ``PARTIAL_SHARE`` of its weight, or it is bridge-shaped, its anchor's bridge is nowhere in the evidence
     and no paragraph sharing a name with the anchor completes it (split_over_paragraphs, which for a part
-    asking a quantity must state one of the asked kind). A part that is only split over paragraphs,
+    asking a quantity must state one of the asked kind; such a part whose anchor alone holds all its terms and
+    states the asked kind lacks nothing: _holds_it_all). A part that is only split over paragraphs,
     paraphrased or not yet linked to its bridge lacks nothing the user should be warned about
     (docs/design.md#the-uncertainty-notice)."""
     if support.covered:
@@ -251,7 +266,8 @@ def lacks_something(
         return True
     if asked_units(support.part) is not None:
         return not (
-            is_bridge_shaped(support.part) and split_over_paragraphs(support, evidence, stacks, threshold)
+            is_bridge_shaped(support.part)
+            and (_holds_it_all(support) or split_over_paragraphs(support, evidence, stacks, threshold))
         )
     if support.unreached and is_bridge_shaped(support.part):
         return not split_over_paragraphs(support, evidence, stacks, threshold)
