@@ -129,7 +129,11 @@ def negated_word(word: str) -> bool:
 
 
 def _search_words(folded: str) -> list[str]:
-    """rjieba's search-mode words, without the pieces of a negated word that start after its 未 / 非."""
+    """rjieba's search-mode words, without the pieces of a negated word that start after its 未 / 非 (their
+    offsets are read only for a text holding 未 or 非: the plain cut is twice as fast)."""
+    if not any(char in folded for char in NEGATING):
+        words: list[str] = rjieba.cut_for_search(folded, False)
+        return words
     pieces = rjieba.tokenize(folded, "search", False)
     tails: dict[int, int] = {}
     for word, start, end in pieces:

@@ -221,13 +221,12 @@ def split_over_paragraphs(
     if support.anchor is None or support.best is None:
         return False
     anchor = Stack.of(hit_text(support.anchor))
-    found = len(support.best.entities) + len(support.best.generic)
     names: set[str] | None = None  # the anchor's named things, read when a paragraph completes the part
     for hit, stack in zip(evidence, stacks, strict=True):
         if hit is support.anchor:
             continue
         pair = match(support.terms, [anchor, stack])
-        if not (pair.covers(threshold) and len(pair.entities) + len(pair.generic) > found):
+        if not (pair.covers(threshold) and pair.share > support.best.share + 1e-9):  # it adds words
             continue
         names = _named_things(support.anchor) if names is None else names
         if names & _named_things(hit) and answers_asked_quantity(support.part, hit.content):
@@ -242,11 +241,7 @@ def _holds_it_all(support: PartSupport) -> bool:
     nothing the user should be warned about is missing."""
     if support.anchor is None or support.best is None:
         return False
-    terms = support.terms
-    held = len(support.best.entities) + len(support.best.generic)
-    return held == len(terms.entities) + len(terms.generic) and _states_it_about_the_part(
-        support, support.anchor
-    )
+    return support.best.share >= 1.0 - 1e-9 and _states_it_about_the_part(support, support.anchor)
 
 
 def lacks_something(
