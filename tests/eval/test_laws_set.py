@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 SET_FILE = Path(__file__).with_name("laws_zh.jsonl")
+EVERYDAY_FILE = Path(__file__).with_name("laws_zh_everyday.jsonl")  # the second tuning set, everyday words
 TYPES = ("single", "compound", "multihop", "followup", "absent", "version")
 MINIMUMS = {"single": 12, "compound": 6, "multihop": 6, "followup": 12, "absent": 6, "version": 6}
 MUST_CONTAIN_LENGTH = range(8, 41)
@@ -182,10 +183,10 @@ def row_problems(row: dict[str, Any], corpus: Corpus) -> list[str]:
     return problems
 
 
-def load_rows() -> list[dict[str, Any]]:
-    """Every line of the set, parsed (a line that is not a JSON object fails the test that loads it)."""
+def load_rows(path: Path = SET_FILE) -> list[dict[str, Any]]:
+    """Every line of a set, parsed (a line that is not a JSON object fails the test that loads it)."""
     rows = []
-    for number, line in enumerate(SET_FILE.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         row = json.loads(line)
         assert isinstance(row, dict), f"line {number} is not a JSON object"
         rows.append(row)
@@ -237,6 +238,26 @@ def test_every_line_points_at_its_article_in_the_corpus() -> None:
     corpus = Corpus(LAWS_DIR)
     problems = [p for row in load_rows() for p in row_problems(row, corpus)]
     assert problems == []
+
+
+def test_the_everyday_set_parses_with_ids_no_other_line_uses() -> None:
+    """The everyday set's lines are JSON objects of known types, their ids unique across both sets."""
+    rows = load_rows(EVERYDAY_FILE)
+    ids = [row["id"] for row in [*load_rows(), *rows]]
+    assert len(ids) == len(set(ids)), [i for i, n in Counter(ids).items() if n > 1]
+    assert {row["type"] for row in rows} <= set(TYPES)
+
+
+@needs_corpus
+def test_every_line_of_the_everyday_set_points_at_its_article_in_words_the_statute_does_not_use() -> None:
+    """Every gold string of the everyday set sits in one paragraph of its article, and every single question
+    copies no run of more than 6 characters from its gold paragraph."""
+    assert LAWS_DIR is not None
+    corpus = Corpus(LAWS_DIR)
+    rows = load_rows(EVERYDAY_FILE)
+    assert [p for row in rows for p in row_problems(row, corpus)] == []
+    copying = [r["id"] for r in rows if r["type"] == "single" and not is_reworded(r, corpus)]
+    assert copying == []
 
 
 @needs_corpus
