@@ -146,6 +146,26 @@ def _best_by_id(hits: Sequence[Hit]) -> list[Hit]:
     return unique
 
 
+def passage_key(hit: Hit) -> tuple[str, str, str]:
+    """What makes two hits the same passage: the same document name, heading and text (the same file kept in
+    two folders, or ingested twice into two datasets). Equal text under another document or heading is a
+    different passage ("本法自公布之日起施行" of two laws)."""
+    return (hit.document_name, hit.heading, " ".join(hit.content.split()))
+
+
+def distinct_passages(hits: Sequence[Hit]) -> list[Hit]:
+    """The hits in order, each passage once (passage_key): a copy of an earlier hit takes no place in the
+    results, so it neither repeats a quote nor pushes another passage out of the evidence."""
+    seen: set[tuple[str, str, str]] = set()
+    kept: list[Hit] = []
+    for hit in hits:
+        key = passage_key(hit)
+        if key not in seen:
+            seen.add(key)
+            kept.append(hit)
+    return kept
+
+
 def merge_ranked(groups: Sequence[Sequence[Hit]], *, limit: int) -> list[Hit]:
     """Merge the hits of several embedding-model groups: score descending, ties by id, at most limit."""
     merged = _best_by_id([hit for group in groups for hit in group])

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from core.budget import clip, count_tokens
+from core.knowledge.search import distinct_passages, passage_key
 from core.messages import text
 from core.models import Hit, Usage
 from core.text import normalize_query
@@ -114,12 +115,18 @@ class LoopState:
         return text(f"evidence.{key}", self.lang)
 
     def admit(self, found: Sequence[Hit], limits: LoopLimits, *, first: bool) -> tuple[list[str], bool]:
-        """Keep the best new candidates of a round within the caps; (added ids, budget exhausted)."""
+        """Keep the best new candidates of a round within the caps; (added ids, budget exhausted). A copy of a
+        passage already held or ranked higher (the same document name, heading and text) is no candidate."""
         best: dict[str, Hit] = {}
         for hit in found:
             if hit.id not in self.evidence and (hit.id not in best or hit.score > best[hit.id].score):
                 best[hit.id] = hit
-        ranked = sorted(best.values(), key=lambda hit: (-hit.score, hit.id))
+        held = {passage_key(hit) for hit in self.evidence.values()}
+        ranked = [
+            hit
+            for hit in distinct_passages(sorted(best.values(), key=lambda hit: (-hit.score, hit.id)))
+            if passage_key(hit) not in held
+        ]
         if limits.cap_first_round or not first:
             ranked = ranked[: limits.candidates_per_round]
         added: list[str] = []

@@ -457,3 +457,31 @@ async def test_jvm_finds_java_virtual_machine_with_the_offline_embedder(tmp_path
         hits = await kb.search(request("JVM", "tech", mode=mode, limit=20, threshold=0.25))
         assert hits and hits[0].content == texts[0], mode
     assert await kb.search(request("JVM", "tech", mode="keywords")) == []
+
+
+@pytest.mark.parametrize("mode", ["embedding", "keywords", "blend"])
+async def test_a_file_kept_in_two_folders_is_one_result_and_leaves_room_for_the_next(
+    tmp_path: Path, embedder: CountingEmbedder, mode: str
+) -> None:
+    """Two copies of one passage (same document name, heading and text) give one hit; the limit is filled
+    with the next passage, and equal text under another document is still its own hit."""
+    kb = make_kb(tmp_path, embedder)
+    texts = ("职业病诊断争议可以申请劳动仲裁", "劳动仲裁的时效期间为一年", "仲裁委员会的组成")
+    for folder in ("社会法", "经济法"):
+        await kb.replace_document(
+            "ds",
+            doc("ds", f"{folder}/职业病防治法", name="职业病防治法"),
+            chunks(*texts),
+            embedding_model=MODEL,
+        )
+    await kb.replace_document(
+        "ds",
+        doc("ds", "劳动法", name="劳动法"),
+        chunks("职业病诊断争议可以申请劳动仲裁"),
+        embedding_model=MODEL,
+    )
+    hits = await kb.search(request("职业病诊断 劳动仲裁", "ds", mode=mode, limit=3))
+    passages = [(h.document_name, h.content) for h in hits]
+    assert len(passages) == len(set(passages)) == 3
+    assert ("职业病防治法", "职业病诊断争议可以申请劳动仲裁") in passages
+    assert ("劳动法", "职业病诊断争议可以申请劳动仲裁") in passages

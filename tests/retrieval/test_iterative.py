@@ -38,6 +38,27 @@ async def test_insufficient_evidence_triggers_a_second_round_with_dedup() -> Non
     assert outcome.model_calls == 2
 
 
+async def test_a_copy_of_a_held_passage_found_later_is_not_admitted() -> None:
+    """A follow-up search returning a copy of a paragraph already in the evidence (another id, the same
+    document name, heading and text: one file in two folders) admits only what is new."""
+    retriever, kb, engine, _ = build()
+    kb.script(QUESTION, [hit("p1", "第二十条 六十日内提出行政复议申请")])
+    kb.script(
+        BUDGET_QUERY, [hit("copy-of-p1", "第二十条 六十日内提出行政复议申请"), hit("p3", "预算 120 万元")]
+    )
+    engine.assessments.extend(
+        [
+            Assessment(sufficient=False, missing="缺少预算金额", queries=(BUDGET_QUERY,)),
+            Assessment(sufficient=True),
+        ]
+    )
+    outcome = await retriever.retrieve(
+        QUESTION, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()
+    )
+    assert [h.id for h in outcome.hits] == ["p1", "p3"]
+    assert [r.new_paragraph_ids for r in outcome.trace.rounds] == [("p1",), ("p3",)]
+
+
 async def test_a_repeated_query_is_not_run_again() -> None:
     """A follow-up equal to a searched query after normalisation is skipped and the loop stops as duplicate."""
     retriever, kb, engine, _ = build()

@@ -88,7 +88,7 @@ async def test_the_first_search_is_at_least_the_single_search_depth_and_survives
     retriever, kb, engine, _ = build(max_paragraphs=12)
     first = [hit(f"a{i}", score=0.9 - i * 0.01) for i in range(12)]
     kb.script(long_question, first)
-    kb.script("后续", [hit(f"b{i}", "后续 " * 3 + "行政诉讼 " * 20, score=0.99) for i in range(8)])
+    kb.script("后续", [hit(f"b{i}", f"后续{i} " * 3 + "行政诉讼 " * 20, score=0.99) for i in range(8)])
     engine.assessments.extend([Assessment(sufficient=False, queries=("后续",)), Assessment(sufficient=True)])
     outcome = await retriever.retrieve(
         long_question, datasets=["ds"], search_mode="blend", retrieval_mode="multi", emit=Recorder()

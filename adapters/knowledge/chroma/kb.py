@@ -40,7 +40,14 @@ from adapters.knowledge.chroma.store import DEFAULT_FUSION, EmbedderFor
 from core.errors import InvalidInput, KbError, NotFound
 from core.knowledge.chunking import embedding_text
 from core.knowledge.ingest_plan import TitledDocument
-from core.knowledge.search import clamp_limit, clamp_threshold, fuse, merge_ranked, parse_mode
+from core.knowledge.search import (
+    clamp_limit,
+    clamp_threshold,
+    distinct_passages,
+    fuse,
+    merge_ranked,
+    parse_mode,
+)
 from core.messages import phrase
 from core.models import Chunk, DocumentInfo, Hit, SearchRequest
 from core.ports import Embedder
@@ -50,6 +57,7 @@ _INFO_FIELDS = tuple(field.name for field in fields(DocumentInfo))
 __all__ = ["DEFAULT_FUSION", "ChromaKnowledgeBase", "EmbedderFor"]
 log = logging.getLogger(__name__)
 BLEND_DEPTH = 30
+COPIES_ROOM = 5  # searched beyond the limit so copies of a passage dropped from the results leave no gap
 
 
 class ChromaKnowledgeBase(ChromaMaintenance):
@@ -78,16 +86,18 @@ class ChromaKnowledgeBase(ChromaMaintenance):
         if not handles:
             return []
         if mode == "embedding":
-            return await self._vector_hits(handles, query, depth=limit, threshold=threshold)
+            found = await self._vector_hits(handles, query, depth=limit + COPIES_ROOM, threshold=threshold)
+            return distinct_passages(found)[:limit]
         if mode == "keywords":
-            return await self._keyword_hits(handles, query, depth=limit, threshold=threshold)
-        depth = max(BLEND_DEPTH, limit)
+            found = await self._keyword_hits(handles, query, depth=limit + COPIES_ROOM, threshold=threshold)
+            return distinct_passages(found)[:limit]
+        depth = max(BLEND_DEPTH, limit + COPIES_ROOM)
         vector, keyword = await asyncio.gather(
             self._vector_hits(handles, query, depth=depth, threshold=threshold),
             self._keyword_hits(handles, query, depth=depth, threshold=threshold),
         )
         fused = fuse(self._fusion, vector, keyword)
-        return [hit for hit in fused if hit.score >= threshold][:limit]
+        return distinct_passages([hit for hit in fused if hit.score >= threshold])[:limit]
 
     async def _vector_hits(
         self, handles: Sequence[cd.DatasetHandle], query: str, *, depth: int, threshold: float
