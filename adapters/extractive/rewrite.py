@@ -2,8 +2,8 @@
 
 A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/这类/其/其中/该/上述/此/这,
 it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what about X?", varies the previous
-question's condition ("那如果只是喝了点酒开车呢?": the condition, then the previous question), has no content
-word of its own ("为什么?", "具体怎么算?"), or drops its subject (no noun phrase or name of its own:
+question's condition ("那如果只是喝了点酒开车呢?", "那孩子已经九岁了呢?": the condition, then the previous
+question), has no content word of its own ("为什么?", "具体怎么算?"), or drops its subject (no noun phrase or name of its own:
 "那违反了要赔多少?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in front). The
 subject is the latest turn's noun phrases (jieba POS), taken from that turn's own rewrite, so a chain of
 follow-ups keeps its topic. Self-contained questions are returned unchanged. CPU-bound (jieba): call from
@@ -43,7 +43,9 @@ _POSSESSIVE_ZH = frozenset({"其"})
 _NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
 _WHAT_ABOUT_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$", re.IGNORECASE)
 _WHAT_ABOUT_ZH = re.compile(r"^\s*(?:那么|那|还有)?\s*(.+?)\s*呢\s*[？?。]*\s*$")
-_VARIATION_ZH = re.compile(r"^\s*(?:那么|那)?\s*(?:如果|要是|假如|假设|若是|若)(.+?)\s*呢\s*[？?。]*\s*$")
+_VARIATION_ZH = re.compile(
+    r"^\s*(?:(?:那么|那)\s*(?:如果|要是|假如|假设|若是|若)?|如果|要是|假如|假设|若是|若)(.+?)\s*呢\s*[？?。]*\s*$"
+)  # "那如果…呢", "要是…呢", and "那孩子已经九岁了呢" (a clause after 那 is a condition too)
 _LEADING_THEN_ZH = re.compile(r"^\s*(?:那么|那)(?=\S)")
 _SPACES = re.compile(r"\s{2,}")
 
@@ -96,7 +98,8 @@ def _drops_subject(question: str, previous: str) -> bool:
 
 
 def _variation(question: str, previous: str) -> str | None:
-    """ "那如果作品是公司的呢?" after "个人写的作品著作权保护期是多久?" -> the condition, then the previous question."""
+    """ "那如果作品是公司的呢?" after "个人写的作品著作权保护期是多久?" -> the condition, then the previous question;
+    so is "那孩子已经九岁了呢?" (a clause, not a bare topic, after 那: _what_about took the bare ones)."""
     match = _VARIATION_ZH.match(question)
     if not match or not has_content(match.group(1)):
         return None

@@ -75,6 +75,18 @@ async def test_a_changed_condition_carries_the_previous_question() -> None:
     assert rewritten == "只是喝了点酒开车，第一次被查到，醉酒驾驶机动车会受到什么处罚？"
 
 
+async def test_a_clause_after_na_ending_in_ne_is_a_changed_condition() -> None:
+    """ "那孩子已经九岁了呢？" and "那保了价的呢？" (a clause, not a bare topic) ask the previous question under the
+    new condition, as "那如果…呢" does; a bare topic still replaces the previous subject."""
+    engine = ExtractiveEngine()
+    older, _ = await engine.rewrite(turns("离婚后不满两岁的孩子一般由谁抚养？"), "那孩子已经九岁了呢？")
+    assert older == "孩子已经九岁了，离婚后不满两岁的孩子一般由谁抚养？"
+    insured, _ = await engine.rewrite(turns("在邮局寄的包裹没保价丢了怎么赔？"), "那保了价的呢？")
+    assert insured == "保了价的，在邮局寄的包裹没保价丢了怎么赔？"
+    topic, _ = await engine.rewrite(turns("年假有几天？"), "那病假呢？")
+    assert topic == "病假有几天？"
+
+
 async def test_no_history_means_no_rewrite() -> None:
     """Without history even a pronoun question is left alone."""
     rewritten, _ = await ExtractiveEngine().rewrite([], "那它们各自占用多少内存？")
