@@ -33,6 +33,10 @@ CASES = [
     ("How long is the bridge over the strait", "The span is 16km.", True),
     ("How long is the bridge over the strait", "The bridge opened in 2000.", False),
     ("How long did the siege last", "The siege lasted three months.", True),
+    ("开车闯红灯一次要扣几分", "第二十六条 交通信号灯由红灯、绿灯、黄灯组成。", False),
+    ("开车闯红灯一次要扣几分", "闯红灯的，一次记六分", True),
+    ("开车闯红灯一次要扣几分", "处二百元罚款，并处五分之一的罚款", False),
+    ("等车最多要等几分钟", "发车间隔不超过十五分钟", True),
 ]
 
 

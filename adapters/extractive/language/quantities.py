@@ -1,6 +1,6 @@
 """What kind of quantity a question part asks for, and whether a text states one of that kind (pure).
 
-"几天" is answered by a number of days, "多少钱" by an amount of money, "多久" by any duration, "比例" by a
+"几天" is answered by a number of days, "扣几分" by a number of points, "多少钱" by an amount of money, "多久" by any duration, "比例" by a
 share, "how many years" by a number of years, "how long" by a duration or a length, "when" / "什么时候" by a
 year, date, century or decade ("12世纪", "the 1990s"), "what year" by a year; a bare "多少" / "how many" by
 any number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
@@ -49,6 +49,8 @@ _ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"(?:几|多少)个?月"), ("月",)),
     (re.compile(r"(?:几|多少)年|哪一?年"), ("年",)),
     (re.compile(r"(?:几|多少)(?:个)?小时"), ("小时",)),
+    (re.compile(r"(?:几|多少)分钟"), ("分钟",)),
+    (re.compile(r"(?:几|多少)分(?![钟之])"), ("分",)),  # points or marks ("扣几分", "考多少分")
     (re.compile(r"(?:几|多少)(?:周)?岁|多大年龄|多大年纪|年龄"), ("岁",)),
     (re.compile(r"多少钱|多少元|多少万|多少费用|金额|数额"), MONEY_ZH),
     (re.compile(r"(?:几|多少)倍"), ("倍",)),
@@ -58,7 +60,7 @@ _ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"(?:几|多少)(?:个|名|位|人|次|项|条|种|家|本)|多少"), ()),
 )
 # "哪几种" asks for a list; "赔多少" / "罚多少" are often answered by a standard (按…的二倍), not a number.
-_NOT_ASKING_ZH = re.compile(r"哪几|(?:赔|罚|补偿|支付|付|扣)(?:偿)?多少(?!钱|元|万|天|日|年|月)")
+_NOT_ASKING_ZH = re.compile(r"哪几|(?:赔|罚|补偿|支付|付|扣)(?:偿)?多少(?!钱|元|万|天|日|年|月|分)")
 _ASKS_EN: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bhow many (?:days|weeks|months|years|hours|minutes|decades)\b", re.I), DURATION_EN),
     (re.compile(r"\bhow long\b", re.I), (*DURATION_EN, *LENGTH_EN)),
@@ -142,7 +144,8 @@ def states_quantity(text: str, units: tuple[str, ...] = ()) -> bool:
             if unit in _UNIT_SYMBOLS and re.search(rf"\d{unit}\b", plain):
                 return True
             continue
-        if re.search(rf"{_NUMBER}\s*(?:个|多|余)?\s*(?:工作|周)?{re.escape(unit)}", plain):
+        after = "(?![之钟])" if unit == "分" else ""  # points, not 五分之一 or 三十分钟
+        if re.search(rf"{_NUMBER}\s*(?:个|多|余)?\s*(?:工作|周)?{re.escape(unit)}{after}", plain):
             return True
     return False
 
