@@ -222,6 +222,9 @@ MESSAGES: dict[str, str] = {
     "extractive.not_found": 'The sources contain no information about "{part}".',
     "extractive.unconfirmed": 'It could not be confirmed that the sources answer "{part}"; the closest passages:',
     "extractive.partial_gap": 'only partial evidence for "{part}"; look up "{entity}" next',
+    "extractive.gap_word": '"{word}"',
+    "extractive.gap_word_separator": ", ",
+    "extractive.words_gap": 'only partial evidence for "{part}": the closest passage does not mention {words}',
     "extractive.no_evidence_gap": 'no evidence yet for "{part}"',
     "extractive.summary_question": "Q: ",
 }

@@ -181,6 +181,9 @@ MESSAGES: dict[str, str] = {
     "extractive.not_found": "资料中未找到关于「{part}」的信息。",
     "extractive.unconfirmed": "未能确认资料回答了「{part}」，以下是最接近的内容：",
     "extractive.partial_gap": "「{part}」只找到部分资料，需要继续查找「{entity}」的相关资料",
+    "extractive.gap_word": "「{word}」",
+    "extractive.gap_word_separator": "",
+    "extractive.words_gap": "「{part}」只找到部分资料，最接近的资料未提及{words}",
     "extractive.no_evidence_gap": "缺少关于「{part}」的资料",
     "extractive.summary_question": "问：",
 }

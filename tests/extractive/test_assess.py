@@ -243,3 +243,19 @@ async def test_an_acronym_with_digits_before_chinese_text_is_one_name() -> None:
     ]
     verdict, _ = await ExtractiveEngine().assess(question, evidence, [question])
     assert verdict.sufficient
+
+
+async def test_a_gap_note_names_the_words_the_closest_paragraph_lacks_not_a_name_it_happens_to_hold() -> None:
+    """A part half found ("房子离婚时怎么分" beside an article on dividing joint property that names 人民法院) is
+    noted by the part's word the paragraph does not mention, not by the court it names; a part hardly found
+    is noted as lacking evidence."""
+    article = hit(
+        1,
+        "第一千零八十七条 离婚时，夫妻的共同财产由双方协议处理；协议不成的，由人民法院根据财产的具体情况判决。",
+    )
+    half, _ = await ExtractiveEngine().assess("房子离婚时怎么分？", [article], ["房子离婚时怎么分？"])
+    assert half.missing == "「房子离婚时怎么分」只找到部分资料，最接近的资料未提及「房子」"
+    assert "人民法院" not in half.missing
+    question = "结婚前自己全款买的房子，离婚的时候要分给对方一半吗？"
+    little, _ = await ExtractiveEngine().assess(question, [article], [question])
+    assert little.missing == "缺少关于「结婚前自己全款买的房子，离婚的时候要分给对方一半吗」的资料"

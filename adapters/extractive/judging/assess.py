@@ -22,6 +22,7 @@ from adapters.extractive.judging.bridges import is_bridge_shaped
 from adapters.extractive.judging.followup import choices, note, pick
 from adapters.extractive.judging.support import (
     MAX_SUPPORTING,
+    PARTIAL_SHARE,
     PartSupport,
     analyse_part,
     hit_text,
@@ -40,7 +41,6 @@ from core.models import Assessment, Hit
 from core.text import detect_language
 
 DEFAULT_COVERAGE_THRESHOLD = 0.6
-PARTIAL_SHARE = 0.5  # an uncovered part holding this share of its weight in one paragraph is partly supported
 __all__ = [
     "DEFAULT_COVERAGE_THRESHOLD",
     "assess_evidence",

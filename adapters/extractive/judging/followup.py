@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from adapters.extractive.judging.support import PartSupport
+from adapters.extractive.judging.bridges import is_bridge_shaped
+from adapters.extractive.judging.support import PARTIAL_SHARE, PartSupport
 from adapters.extractive.language.entities import subject_of
 from adapters.extractive.language.terms import join_words, squeeze
 from core.messages import text
@@ -116,9 +117,31 @@ def pick(per_part: Sequence[Sequence[Choice]], searched: Iterable[str]) -> list[
     return chosen
 
 
+NOTED_WORDS = 3  # words of the part a gap note names as not mentioned
+
+
+def unmentioned(support: PartSupport, question: str) -> list[str]:
+    """The part's names and words its best paragraph does not hold, in the question's order; none when that
+    paragraph holds under ``PARTIAL_SHARE`` of the part (then nothing was found about it)."""
+    best = support.best
+    if best is None or best.share < PARTIAL_SHARE - 1e-9:
+        return []
+    wanted = [*support.terms.entities, *support.terms.generic]
+    held = {*best.entities, *best.generic}
+    return in_question_order([word for word in wanted if word not in held], question)[:NOTED_WORDS]
+
+
 def note(support: PartSupport, lang: str) -> str:
-    """The gap description of one uncovered part, in the question's language."""
+    """The gap description of one uncovered part, in the question's language: for a bridge-shaped part, the
+    entity to look up next (the hop still to make); for another part with a closest paragraph, the part's
+    words that paragraph does not mention (a name its paragraphs happen to hold, 人民法院 for a question about
+    a house bought before marriage, is nothing the user asked about); else that nothing was found about it."""
     entity = support.candidates[0].name if support.candidates and not support.compared else None
-    if entity:
+    if entity and is_bridge_shaped(support.part):
         return text("extractive.partial_gap", lang, part=support.part, entity=entity)
+    words = unmentioned(support, support.part)
+    if words:
+        separator = text("extractive.gap_word_separator", lang)
+        quoted = separator.join(text("extractive.gap_word", lang, word=word) for word in words)
+        return text("extractive.words_gap", lang, part=support.part, words=quoted)
     return text("extractive.no_evidence_gap", lang, part=support.part)

@@ -55,6 +55,7 @@ ANCHORED_SHARE = 0.3  # an anchor without the part's entities bridges only from 
 ALSO_SHARE = 0.75  # another paragraph covering the part alone supports it too from this share of the anchor's
 IMPLIED_HOP_SHARE = 0.8  # an anchor matching this much of the part needs no implied hop
 MAX_SUPPORTING = 4  # paragraphs the answer may quote for one part
+PARTIAL_SHARE = 0.5  # an uncovered part holding this share of its weight in one paragraph is partly supported
 
 
 def hit_text(hit: Hit) -> str:
