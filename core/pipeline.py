@@ -331,7 +331,8 @@ class Pipeline:
             await emit(AnswerDelta(text=f"\n\n{check.appended}"))
         answer = check.answer
         cited = citations(answer, outcome.hits)
-        versions = version_note([item.document for item in cited], outcome.hits, run.lang)
+        numbers = cited_numbers(answer, len(outcome.hits))  # an answer quoting nothing names no version
+        versions = version_note([outcome.hits[n - 1].document_name for n in numbers], outcome.hits, run.lang)
         if versions:
             await emit(AnswerDelta(text=f"\n\n{versions}"))
             answer = f"{answer.rstrip()}\n\n{versions}"

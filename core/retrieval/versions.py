@@ -90,22 +90,31 @@ def prefer_versions(question: str, hits: Sequence[Hit]) -> list[Hit]:
 
 
 def version_note(cited: Sequence[str], evidence: Sequence[Hit], lang: str) -> str:
-    """Which version the answer cites, when the evidence held other versions of the same text ("" if none)."""
-    others: dict[str, set[str]] = {}
+    """Which version the answer cites, when the evidence held other versions of the same text ("" if none):
+    one line per title, naming every cited version of it and the versions found but not cited (none when
+    every version found is cited)."""
+    found: dict[str, set[str]] = {}
     for hit in evidence:
         version = version_of(hit.document_name)
         if version is not None:
-            others.setdefault(version.title, set()).add(version.label)
-    lines = []
+            found.setdefault(version.title, set()).add(version.label)
+    quoted: dict[str, list[str]] = {}
     for name in dict.fromkeys(cited):
         version = version_of(name)
-        if version is None:
-            continue
-        rest = sorted(others.get(version.title, set()) - {version.label})
-        if not rest:
-            continue
-        others_named = text("answer.version_separator", lang).join(rest)
-        lines.append(
-            text("answer.version_note", lang, title=version.title, label=version.label, others=others_named)
-        )
+        if version is not None and version.label not in quoted.setdefault(version.title, []):
+            quoted[version.title].append(version.label)
+    separator = text("answer.version_separator", lang)
+    lines = []
+    for title, labels in quoted.items():
+        rest = sorted(found.get(title, set()) - set(labels))
+        if rest:
+            lines.append(
+                text(
+                    "answer.version_note",
+                    lang,
+                    title=title,
+                    label=separator.join(labels),
+                    others=separator.join(rest),
+                )
+            )
     return "\n".join(lines)

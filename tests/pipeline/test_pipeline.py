@@ -305,6 +305,17 @@ async def test_citing_one_of_several_versions_says_which_version_was_cited(harne
     assert "".join(e.text for e in events if isinstance(e, AnswerDelta)) == done.record.answer
 
 
+async def test_an_answer_quoting_no_paragraph_names_no_version(harness: Harness) -> None:
+    """An answer citing nothing (the sources do not say) gets no version line, though the evidence holds two
+    versions of a law: it did not cite either, and naming each as "the one cited" contradicted itself."""
+    harness.kb.add("new", "申请期限为六十日", document="行政复议法(2023-09-01)")
+    harness.kb.add("old", "申请期限为六十日", document="行政复议法(2017-09-01)")
+    harness.engine.answers.append(["资料中未找到相关信息。"])
+    done = _final(await harness.ask("申请期限为几日"))
+    assert isinstance(done, Done)
+    assert "版本" not in (done.record.answer or "")
+
+
 async def test_a_failed_model_rewrite_falls_back_to_the_extractive_rewrite() -> None:
     """The model's rewrite fails: the extractive engine rewrites the follow-up, so its topic is searched."""
     from adapters.extractive import ExtractiveEngine

@@ -65,3 +65,14 @@ def test_the_note_names_the_cited_version_and_the_others_found() -> None:
     en = version_note(["公司法(2018-10-26)"], HITS, "en")
     assert en == "Version: this cites 公司法 (2018-10-26); the sources also hold the 2023-12-29 version."
     assert version_note(["刑法"], HITS, "zh") == ""
+
+
+def test_citing_two_versions_of_one_text_gives_one_line_naming_both() -> None:
+    """Both versions cited: one line naming them and no other (there is no other); with a third found, it is
+    named as the one not cited, never each cited version as "the other"."""
+    both = version_note(["公司法(2023-12-29)", "公司法(2018-10-26)"], HITS, "zh")
+    assert both == ""
+    third = [*HITS, _hit("公司法(2013-12-28)")]
+    assert version_note(["公司法(2023-12-29)", "公司法(2018-10-26)"], third, "zh") == (
+        "版本说明：引用的是《公司法》2023-12-29、2018-10-26 版本；资料中另有 2013-12-28 版本。"
+    )
