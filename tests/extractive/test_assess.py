@@ -199,6 +199,19 @@ async def test_a_measure_word_after_a_number_is_no_name_the_evidence_must_hold()
     assert verdict.sufficient
 
 
+async def test_what_people_call_someone_is_no_name_the_evidence_must_hold() -> None:
+    """jieba tags 老公 and 老东家 as person names; 老 before a common noun is how people call someone, so
+    "老公经常动手打我…" is judged by its words and the article granting a protection order answers it
+    without a notice; 老王 (老 before a surname) is still a name."""
+    question = "老公经常动手打我，我可以向法院申请什么保护？"
+    assert part_terms(question).entities == ()
+    assert part_terms("从公司离职后，老东家最多能限制我多久？").entities == ()
+    assert chinese_names("老王借钱不还") == ["老王"]
+    article = hit(1, "第二十三条 当事人因遭受家庭暴力，向人民法院申请人身安全保护令的，人民法院应当受理。")
+    verdict, _ = await ExtractiveEngine().assess(question, [article], [question])
+    assert verdict.sufficient or verdict.partial
+
+
 async def test_a_quantity_part_is_supported_by_a_paragraph_stating_it_beyond_the_best_covering_ones() -> None:
     """Five paragraphs repeat the part's words (法律, 规定, 赔偿) without a multiple; the one stating "十倍",
     found later with a lower score, covers the part's words too and answers it: no notice."""

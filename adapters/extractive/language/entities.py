@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from adapters.extractive.language.terms import CJK, Token, fold, is_stop, pos_tokens, squeeze
+from adapters.extractive.language.terms import CJK, Token, dictionary_tag, fold, is_stop, pos_tokens, squeeze
 from core.models import Hit
 from core.retrieval.rerank import document_title
 from core.text import STOP_WORDS_EN
@@ -256,7 +256,7 @@ def chinese_names(text: str) -> list[str]:
             name = token.word + following  # a surname jieba cut off its given name (林 + 远航)
         elif _dated_act(tokens, i):
             continue
-        elif token.word in _ORDINARY_ZH or _counted(tokens, i):
+        elif token.word in _ORDINARY_ZH or _counted(tokens, i) or _familiar(token):
             continue
         elif token.flag.startswith(_ENTITY_FLAGS) and len(token.word) >= 2 and CJK.search(token.word):
             name = token.word
@@ -265,6 +265,22 @@ def chinese_names(text: str) -> list[str]:
         if name not in found:
             found.append(name)
     return found
+
+
+_FAMILIAR_PREFIXES = ("老", "小")
+
+
+def _familiar(token: Token) -> bool:
+    """Whether a word jieba tags as a person's name is 老/小 before a common noun (老公, 老东家, 老太太,
+    小学生): how people call someone or something, not a name to look for; 老王 and 老李 (a surname) stay
+    names."""
+    word = token.word
+    return (
+        token.flag == "nr"
+        and len(word) >= 2
+        and word.startswith(_FAMILIAR_PREFIXES)
+        and dictionary_tag(word[1:]) == "n"
+    )
 
 
 def _counted(tokens: Sequence[Token], i: int) -> bool:

@@ -103,6 +103,13 @@ def _posseg() -> object:
     return jieba.posseg
 
 
+def dictionary_tag(word: str) -> str | None:
+    """The part of speech jieba's dictionary gives the word (None for a word it does not list)."""
+    posseg = _posseg()
+    table: dict[str, str] = posseg.dt.word_tag_tab  # type: ignore[attr-defined]
+    return table.get(word)
+
+
 def _occurs(term: str, squeezed: str) -> bool:
     """Whether the squeezed CJK term occurs in the squeezed text other than as the tail of a negated word
     (成年人 in 未成年人, 营利 in 非营利: core.text.negated_word)."""
