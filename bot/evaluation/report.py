@@ -22,6 +22,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("keywords", "answer keywords present"),
     ("notice_expected", "notice where expected"),
     ("false_notice", "notice where not expected"),
+    ("unhedged_miss", "no notice, no gold cited"),
     ("overruled", "model verdict overruled by key terms"),
     ("unsupported", "answers with unsupported claims"),
     ("attributed", "model sentences tied to a paragraph"),

@@ -56,6 +56,7 @@ class GroupSummary:
     keywords: Rate
     notice_expected: Rate
     false_notice: Rate
+    unhedged_miss: Rate  # answerable questions answered without a notice and without citing any gold
     overruled: Rate
     unsupported: Rate  # answers stating a claim no source holds
     attributed: Rate  # model-written sentences tied to a paragraph, of those attribution looked at
@@ -125,6 +126,10 @@ def summarise(name: str, results: Sequence[QuestionResult]) -> GroupSummary:
         keywords=_gold_rate(answered, "keywords_found"),
         notice_expected=Rate(sum(result.notice for result in expected), len(expected)),
         false_notice=Rate(sum(result.notice for result in unexpected), len(unexpected)),
+        unhedged_miss=Rate(
+            sum(not result.notice and not any(result.cited_found) for result in unexpected if result.gold),
+            sum(1 for result in unexpected if result.gold),
+        ),
         overruled=Rate(
             sum(result.overruled > 0 for result in answered),
             sum(result.calls.get("assess", 0) > 0 for result in answered),

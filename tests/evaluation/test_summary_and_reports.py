@@ -65,6 +65,22 @@ def test_rates_per_type_and_overall() -> None:
     assert overall.mean_rounds == 1.25 and overall.latency_p95 == 3.0
 
 
+def test_an_answer_without_notice_or_cited_gold_counts_as_an_unhedged_miss() -> None:
+    """Of the answerable questions, those answered with no notice and none of their gold cited are counted
+    (the other side of false notices: an answer quoting the wrong paragraphs and not saying so)."""
+    results = [
+        _result(id="1", gold=["a"], final_found=[True], cited_found=[False], any_round_found=[True]),
+        _result(id="2", gold=["a"], final_found=[True], cited_found=[True], any_round_found=[True]),
+        _result(
+            id="3", gold=["a"], notice=True, final_found=[False], cited_found=[False], any_round_found=[False]
+        ),
+        _result(id="4", type="absent", expect_notice=True),
+    ]
+    single = summarise_all(results)[0]
+    assert (single.unhedged_miss.hits, single.unhedged_miss.total) == (1, 3)
+    assert "no notice, no gold cited" in render_table(summarise_all(results))
+
+
 def test_table_and_html_show_every_group_and_escape_text() -> None:
     """The table has a column per type; the page is one file with inline SVG and escaped user text."""
     results = [
