@@ -269,6 +269,18 @@ def _best_of_the_evidence(
     return [scored[0].sentence] if not quoted or scored[0].score > max(quoted) else []
 
 
+def distinct_texts(sentences: Sequence[Sentence]) -> list[Sentence]:
+    """The sentences in order, each text once (two versions of a law, or two documents, saying the same
+    thing), cited from the earliest paragraph in the evidence that says it (the preferred version comes
+    first there)."""
+    earliest: dict[str, Sentence] = {}
+    for sentence in sentences:
+        key = " ".join(sentence.text.split())
+        if key not in earliest or sentence.source < earliest[key].source:
+            earliest[key] = sentence
+    return list(earliest.values())
+
+
 def answered_elsewhere(supports: Sequence[PartSupport], support: PartSupport) -> frozenset[int]:
     """The paragraphs (1-based) other parts of the question are answered from, less this part's own."""
     return frozenset(
@@ -319,7 +331,9 @@ def answer_pieces(
             )
         lead = "\n" if len(parts) == 1 else ""
         if not chosen and support is not None and evidence:
-            closest = closest_sentences(support, evidence, candidates, threshold=threshold, meaning=meaning)
+            closest = distinct_texts(
+                closest_sentences(support, evidence, candidates, threshold=threshold, meaning=meaning)
+            )
             if closest:
                 pieces.append(lead + unconfirmed_line(part, lang) + "\n")
                 pieces.extend(f"- {sentence.text} [{sentence.source}]\n" for sentence in closest)
@@ -327,6 +341,7 @@ def answer_pieces(
         if not chosen:
             pieces.append(lead + not_found_line(part, lang) + "\n")
             continue
+        chosen = distinct_texts(chosen)
         if len(parts) == 1:
             pieces.append("\n")
         answered = chosen

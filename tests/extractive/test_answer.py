@@ -195,3 +195,25 @@ async def test_every_paragraph_that_supports_a_part_is_quoted_and_cited() -> Non
     lines = [line for line in completions[0].text.splitlines() if line.startswith("- ")]
     assert len(lines) == 6 and sum(line.endswith("[1]") for line in lines) == 3
     assert lines[-1] == "- 员工须经部门负责人批准后提交人事部备案。 [2]"
+
+
+async def test_a_sentence_two_versions_of_a_law_share_is_quoted_once() -> None:
+    """The current and the older version of a law both hold the answering sentence: it is quoted once, from
+    the first (preferred) paragraph, not once per version."""
+    sentence = "上述人员离职后半年内，不得转让其所持有的本公司股份。"
+    evidence = (
+        hit(
+            1, f"第一百六十条 公司董事应当向公司申报所持有的本公司的股份。{sentence}", "公司法(2023-12-29).md"
+        ),
+        hit(2, "第一百四十条 上市公司应当依法披露股东信息。", "公司法(2023-12-29).md"),
+        hit(
+            3,
+            f"第一百四十一条 公司董事应当向公司申报所持有的本公司的股份。{sentence}",
+            "公司法(2018-10-26).md",
+        ),
+    )
+    request = AnswerRequest(question="公司董事离职后多久不得转让本公司股份？", evidence=evidence, lang="zh")
+    _, completions = await collect(ExtractiveEngine().answer(request))
+    text = completions[0].text
+    assert text.count(sentence) == 1
+    assert f"{sentence} [1]" in text
