@@ -3,11 +3,11 @@
 A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/这类/其/其中/该/上述/此/这,
 it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what about X?", varies the previous
 question's condition ("那如果只是喝了点酒开车呢?", "那孩子已经九岁了呢?": the condition, then the previous
-question), has no content word of its own ("为什么?", "具体怎么算?"), or drops its subject (no noun phrase or name of its own:
-"那违反了要赔多少?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in front). The
-subject is the latest turn's noun phrases (jieba POS), taken from that turn's own rewrite, so a chain of
-follow-ups keeps its topic. Self-contained questions are returned unchanged. CPU-bound (jieba): call from
-a worker thread.
+question), has no content word of its own ("为什么?", "具体怎么算?"), or drops its subject (no noun phrase or
+name of its own: "那违反了要赔多少?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in
+front). The subject is the latest turn's noun phrases (jieba POS), taken from that turn's own rewrite, so a
+chain of follow-ups keeps its topic. Self-contained questions are returned unchanged. CPU-bound (jieba):
+call from a worker thread.
 """
 
 from __future__ import annotations
