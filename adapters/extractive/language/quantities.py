@@ -52,7 +52,10 @@ _ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"(?:几|多少)分钟"), ("分钟",)),
     (re.compile(r"(?:几|多少)分(?![钟之])"), ("分",)),  # points or marks ("扣几分", "考多少分")
     (re.compile(r"(?:几|多少)(?:周)?岁|多大年龄|多大年纪|年龄"), ("岁",)),
-    (re.compile(r"多少钱|多少元|多少万|多少费用|金额|数额"), MONEY_ZH),
+    (
+        re.compile(r"多少钱|多少元|多少万|多少[\u4e00-\u9fff]{0,2}费|金额|数额"),
+        MONEY_ZH,
+    ),  # 多少官费, 多少手续费
     (re.compile(r"(?:几|多少)倍"), ("倍",)),
     (re.compile(r"比例|百分之几|百分比|几成"), SHARE_ZH),
     (re.compile(r"何时|什么时候|几时"), (*DURATION_ZH, "世纪")),  # a point in time: a date, a year, a century
