@@ -226,7 +226,7 @@ def split_over_paragraphs(
         if hit is support.anchor:
             continue
         pair = match(support.terms, [anchor, stack])
-        if not (pair.covers(threshold) and pair.share > support.best.share + 1e-9):  # it adds words
+        if not (pair.covers(threshold) and not support.best.reaches(pair.share)):  # it adds words
             continue
         names = _named_things(support.anchor) if names is None else names
         if names & _named_things(hit) and answers_asked_quantity(support.part, hit.content):
@@ -241,7 +241,7 @@ def _holds_it_all(support: PartSupport) -> bool:
     nothing the user should be warned about is missing."""
     if support.anchor is None or support.best is None:
         return False
-    return support.best.share >= 1.0 - 1e-9 and _states_it_about_the_part(support, support.anchor)
+    return support.best.reaches(1.0) and _states_it_about_the_part(support, support.anchor)
 
 
 def lacks_something(
@@ -257,7 +257,7 @@ def lacks_something(
     (docs/design.md#the-uncertainty-notice)."""
     if support.covered:
         return False
-    if support.best is None or support.best.share < PARTIAL_SHARE - 1e-9:
+    if support.best is None or not support.best.reaches(PARTIAL_SHARE):
         return True
     if asked_units(support.part) is not None:
         return not (

@@ -40,11 +40,17 @@ class Choice:
     hop: bool = False
 
 
-def _lacking(support: PartSupport) -> list[str]:
-    """The part's words its anchor does not contain (generic first), then its answer-type words."""
+def _not_held(support: PartSupport) -> tuple[list[str], list[str]]:
+    """The part's generic words and entities its best paragraph does not hold (all of them without one)."""
     best = support.best
     generic = [g for g in support.terms.generic if best is None or g not in best.generic]
     entities = [e for e in support.terms.entities if best is None or e not in best.entities]
+    return generic, entities
+
+
+def _lacking(support: PartSupport) -> list[str]:
+    """The part's words its anchor does not contain (generic first), then its answer-type words."""
+    generic, entities = _not_held(support)
     return [*generic[:LACKING_WORDS], *entities, *support.terms.answer_type[:2]]
 
 
@@ -123,12 +129,10 @@ NOTED_WORDS = 3  # words of the part a gap note names as not mentioned
 def unmentioned(support: PartSupport, question: str) -> list[str]:
     """The part's names and words its best paragraph does not hold, in the question's order; none when that
     paragraph holds under ``PARTIAL_SHARE`` of the part (then nothing was found about it)."""
-    best = support.best
-    if best is None or best.share < PARTIAL_SHARE - 1e-9:
+    if support.best is None or not support.best.reaches(PARTIAL_SHARE):
         return []
-    wanted = [*support.terms.entities, *support.terms.generic]
-    held = {*best.entities, *best.generic}
-    return in_question_order([word for word in wanted if word not in held], question)[:NOTED_WORDS]
+    generic, entities = _not_held(support)
+    return in_question_order([*entities, *generic], question)[:NOTED_WORDS]
 
 
 def note(support: PartSupport, lang: str) -> str:

@@ -38,8 +38,9 @@ LENGTH_EN = (
     "m",
     "ft",
 )
-_UNIT_SYMBOLS = frozenset({"km", "mi", "m", "ft"})  # written right after the digits too ("16km")
+_UNIT_SYMBOLS = frozenset(unit for unit in LENGTH_EN if len(unit) <= 2)  # written right after digits ("16km")
 MONEY_ZH = ("元", "万元", "亿元", "倍")
+_NOT_POINTS = "(?![钟之])"  # 分 of points, not of 三十分钟 or 五分之一
 SHARE_ZH = ("%", "％", "百分之", "分之", "成")
 
 # (pattern of the asking words, units a stated number must carry; () = any number)
@@ -50,7 +51,7 @@ _ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"(?:几|多少)年|哪一?年"), ("年",)),
     (re.compile(r"(?:几|多少)(?:个)?小时"), ("小时",)),
     (re.compile(r"(?:几|多少)分钟"), ("分钟",)),
-    (re.compile(r"(?:几|多少)分(?![钟之])"), ("分",)),  # points or marks ("扣几分", "考多少分")
+    (re.compile(rf"(?:几|多少)分{_NOT_POINTS}"), ("分",)),  # points or marks ("扣几分", "考多少分")
     (re.compile(r"(?:几|多少)(?:周)?岁|多大年龄|多大年纪|年龄"), ("岁",)),
     (
         re.compile(r"多少钱|多少元|多少万|多少[\u4e00-\u9fff]{0,2}费|金额|数额"),
@@ -147,7 +148,7 @@ def states_quantity(text: str, units: tuple[str, ...] = ()) -> bool:
             if unit in _UNIT_SYMBOLS and re.search(rf"\d{unit}\b", plain):
                 return True
             continue
-        after = "(?![之钟])" if unit == "分" else ""  # points, not 五分之一 or 三十分钟
+        after = _NOT_POINTS if unit == "分" else ""
         if re.search(rf"{_NUMBER}\s*(?:个|多|余)?\s*(?:工作|周)?{re.escape(unit)}{after}", plain):
             return True
     return False

@@ -64,6 +64,9 @@ class PartTerms:
         return ENTITY_WEIGHT * len(self.entities) + len(self.generic)
 
 
+SHARE_TOLERANCE = 1e-9  # shares are sums of weights: equal ones may differ in the last bits
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """Which of a part's terms a set of paragraphs contains."""
@@ -84,9 +87,13 @@ class Match:
         """Whether every entity term is found."""
         return len(self.entities) == len(self.terms.entities)
 
+    def reaches(self, share: float) -> bool:
+        """At least ``share`` of the weight found (equal within float noise)."""
+        return self.share >= share - SHARE_TOLERANCE
+
     def covers(self, threshold: float) -> bool:
         """Every entity found and at least ``threshold`` of the weight."""
-        return self.complete and self.share >= threshold - 1e-9
+        return self.complete and self.reaches(threshold)
 
 
 def answer_type_words(part: str) -> list[str]:
