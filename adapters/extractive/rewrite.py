@@ -6,7 +6,8 @@ question's condition ("那如果只是喝了点酒开车呢?", "那孩子已经�
 question), has no content word of its own ("为什么?", "具体怎么算?"), or drops its subject (no noun phrase or
 name of its own: "那违反了要赔多少?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in
 front). The subject is the latest turn's noun phrases (jieba POS), taken from that turn's own rewrite, so a
-chain of follow-ups keeps its topic. Self-contained questions are returned unchanged. CPU-bound (jieba):
+chain of follow-ups keeps its topic. Self-contained questions are returned unchanged; 它/它们/其 after a
+noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is about 公司). CPU-bound (jieba):
 call from a worker thread.
 """
 
@@ -40,6 +41,7 @@ PRONOUNS_ZH = frozenset(
 )
 MAX_TOPIC_TERMS = 4
 _POSSESSIVE_ZH = frozenset({"其"})
+_BOUND_BY_OWN_NOUN_ZH = frozenset({"它", "它们", "其"})  # after a noun of the question, they refer to it
 _NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
 _WHAT_ABOUT_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$", re.IGNORECASE)
 _WHAT_ABOUT_ZH = re.compile(r"^\s*(?:那么|那|还有)?\s*(.+?)\s*呢\s*[？?。]*\s*$")
@@ -119,13 +121,19 @@ def _replace_pronouns_zh(question: str, subject: str) -> str | None:
     words = [t.word for t in tokens]
     out: list[str] = []
     replaced = False
+    own_noun = False  # a noun of the question's own before this word ("公司…劳动部门让它限期付": 它 is 公司)
     skip_until = -1
     for i, word in enumerate(words):
         if i <= skip_until:
             continue
         following = _next_word(tokens, i)
         noun_follows = following is not None and _is_noun_token(tokens[following])
-        if word not in PRONOUNS_ZH or (word in _NEEDS_NOUN_ZH and not noun_follows):
+        if (
+            word not in PRONOUNS_ZH
+            or (word in _NEEDS_NOUN_ZH and not noun_follows)
+            or (word in _BOUND_BY_OWN_NOUN_ZH and own_noun)
+        ):
+            own_noun = own_noun or _is_noun_token(tokens[i])
             out.append(word)
             continue
         replaced = True

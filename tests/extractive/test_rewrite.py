@@ -58,6 +58,17 @@ async def test_self_contained_questions_are_unchanged() -> None:
         assert rewritten == question
 
 
+async def test_it_after_the_questions_own_noun_refers_to_that_noun() -> None:
+    """ "公司…劳动部门让它限期付了它还不付" in a thread about something else: 它 is 公司, not the last topic."""
+    question = "公司拖着工资一直不发，劳动部门让它限期付了它还不付，要多赔我多少？"
+    rewritten, _ = await ExtractiveEngine().rewrite(turns("离婚后孩子一般由谁抚养？"), question)
+    assert rewritten == question
+    follow_up, _ = await ExtractiveEngine().rewrite(turns("劳动合同的试用期最长多久？"), "那它可以延长吗？")
+    assert (
+        follow_up == "劳动合同的试用期可以延长吗?"
+    )  # with no noun of its own before it, 它 is the last topic
+
+
 async def test_a_follow_up_that_drops_its_subject_gets_the_previous_topic() -> None:
     """ "那违反了要赔多少?" has no noun of its own: the previous question's topic terms go in front of it."""
     engine = ExtractiveEngine()
