@@ -272,3 +272,19 @@ async def test_a_gap_note_names_the_words_the_closest_paragraph_lacks_not_a_name
     question = "结婚前自己全款买的房子，离婚的时候要分给对方一半吗？"
     little, _ = await ExtractiveEngine().assess(question, [article], [question])
     assert little.missing == "缺少关于「结婚前自己全款买的房子，离婚的时候要分给对方一半吗」的资料"
+
+
+async def test_a_telephone_number_is_missing_until_a_paragraph_writes_one() -> None:
+    """ "投诉的电话是多少" is not answered by a paragraph that mentions the complaint line and a deadline: the
+    part lacks its number (a notice, not a partial answer) until a paragraph gives the number in digits."""
+    question = "我们市旅游投诉的电话是多少？"
+    rules = hit(
+        1,
+        "市旅游主管部门应当向社会公开受理旅游投诉的电话，自收到投诉之日起七个工作日内作出处理。",
+        "旅游法.md",
+    )
+    verdict, _ = await ExtractiveEngine().assess(question, [rules], [question])
+    assert not verdict.sufficient and not verdict.partial
+    listed = hit(2, "本市旅游投诉电话为 12345，全天受理。", "本市旅游服务指南.md")
+    answered, _ = await ExtractiveEngine().assess(question, [rules, listed], [question])
+    assert answered.sufficient

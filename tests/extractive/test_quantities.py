@@ -39,6 +39,12 @@ CASES = [
     ("等车最多要等几分钟", "发车间隔不超过十五分钟", True),
     ("到期续展一次要交多少官费", "每次续展注册的有效期为十年。", False),
     ("到期续展一次要交多少官费", "续展注册应当缴纳费用五百元。", True),
+    ("我们市旅游投诉的电话是多少", "应当公开受理投诉的电话，自收到投诉之日起七个工作日内处理", False),
+    ("我们市旅游投诉的电话是多少", "旅游投诉电话：12345。", True),
+    ("消费者投诉热线是多少", "请拨打 010-6512 3456 反映", True),
+    ("消费者投诉热线是多少", "2018年修正，共 100 人参加", False),
+    ("What is the phone number of the helpdesk", "The helpdesk opened in 2019 with 300 staff.", False),
+    ("What is the phone number of the helpdesk", "Call the helpdesk on +44 20 7946 0958.", True),
 ]
 
 
@@ -46,8 +52,8 @@ CASES = [
 def test_a_quantity_is_answered_only_by_a_number_of_the_asked_kind(
     part: str, text: str, answers: bool
 ) -> None:
-    """Days by days, money by money, a year by a year, "when" also by a century or decade; article labels are no
-    numbers; lists and standards ask none."""
+    """Days by days, money by money, a year by a year, "when" also by a century or decade, a telephone number by
+    digits; article labels are no numbers; lists and standards ask none."""
     assert answers_asked_quantity(part, text) is answers
 
 
@@ -58,3 +64,5 @@ def test_the_asked_kinds() -> None:
     assert asked_units("股东最多多少") == ()
     assert asked_units("由谁负责赔偿") is None
     assert asked_units("who directed the film") is None
+    assert asked_units("失物招领中心电话是多少") == ("@phone",)
+    assert asked_units("Which company made the first telephone") is None

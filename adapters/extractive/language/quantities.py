@@ -3,7 +3,8 @@
 "几天" is answered by a number of days, "扣几分" by a number of points, "多少钱" by an amount of money, "多久"
 by any duration, "比例" by a share, "how many years" by a number of years, "how long" by a duration or a
 length, "when" / "什么时候" by a year, date, century or decade ("12世纪", "the 1990s"), "what year" by a
-year; a bare "多少" / "how many" by any number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
+year, "电话是多少" / "what is the phone number" by a number written in digits ("12345", not "七个工作日"); a bare
+"多少" / "how many" by any number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
 part, and neither does one stating a number of another kind ("连续工作一年以上" for "每年休几天").
 Article labels (第二十条) are not numbers of anything. A part asking for a limit ("最长", "至少", "at most")
 is answered by a text stating a limit of that direction ("不得超过六个月", "not less than"): asked_bound and
@@ -43,6 +44,14 @@ MONEY_ZH = ("元", "万元", "亿元", "倍")
 _NOT_POINTS = "(?![钟之])"  # 分 of points, not of 三十分钟 or 五分之一
 SHARE_ZH = ("%", "％", "百分之", "分之", "成")
 
+# A telephone number is answered by one written in digits ("12345", "010-6512 3456"), not by "七个工作日"
+_PHONE_ASKED_ZH = re.compile(r"(?:电话|号码|热线|手机号)(?:号码)?(?:是|为)?(?:多少|几号|什么|哪个)")
+_PHONE_ASKED_EN = re.compile(r"\b(?:what|which)\b.*\b(?:(?:phone|telephone|fax) number|hotline)\b", re.I)
+_PHONE_STATED = re.compile(
+    r"(?<![\d.,])\+?\d{3,}(?:[-\s]\d{2,})*"
+    r"(?![\d.,]|\s*(?:年|月|日|号|元|%|％|人|个|名|次|件|条|项|天|小时|分|米|公里|吨|克|平方|万|亿|[a-zA-Z]))"
+)
+
 # (pattern of the asking words, units a stated number must carry; () = any number)
 _ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"(?:几|多少)个?(?:工作日|日|天)"), ("日", "天")),
@@ -61,6 +70,7 @@ _ASKS_ZH: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"比例|百分之几|百分比|几成"), SHARE_ZH),
     (re.compile(r"何时|什么时候|几时"), (*DURATION_ZH, "世纪")),  # a point in time: a date, a year, a century
     (re.compile(r"多久|多长时间|多长期限|期限是"), DURATION_ZH),
+    (_PHONE_ASKED_ZH, ("@phone",)),
     (re.compile(r"(?:几|多少)(?:个|名|位|人|次|项|条|种|家|本)|多少"), ()),
 )
 # "哪几种" asks for a list; "赔多少" / "罚多少" are often answered by a standard (按…的二倍), not a number.
@@ -70,6 +80,7 @@ _ASKS_EN: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"\bhow long\b", re.I), (*DURATION_EN, *LENGTH_EN)),
     (re.compile(r"\bhow often\b", re.I), DURATION_EN),
     (re.compile(r"\bhow old\b|\bwhat age\b|\bat what age\b", re.I), ("year", "age")),
+    (_PHONE_ASKED_EN, ("@phone",)),
     (re.compile(r"\bwhen\b", re.I), ("@when",)),
     (re.compile(r"\bwhat year\b|\bin which year\b|\bwhat date\b", re.I), ("@year",)),
     (re.compile(r"\bhow (?:many|much|far|big|large|tall|high)\b", re.I), ()),
@@ -118,6 +129,8 @@ def asking_clause(part: str) -> str:
 def states_quantity(text: str, units: tuple[str, ...] = ()) -> bool:
     """Whether the text states a number carrying one of the units (any number when units is empty)."""
     plain = _ARTICLE_LABEL.sub(" ", text)
+    if "@phone" in units:
+        return any(not _YEAR.fullmatch(found.group(0)) for found in _PHONE_STATED.finditer(plain))
     if "@year" in units:
         return bool(_YEAR.search(plain))
     if "@when" in units:
