@@ -3,12 +3,13 @@
 A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/这类/其/其中/该/上述/此/这,
 it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what about X?", varies the previous
 question's condition ("那如果只是喝了点酒开车呢?", "那孩子已经九岁了呢?": the condition, then the previous
-question), has no content word of its own ("为什么?", "具体怎么算?"), or drops its subject (no noun phrase or
+question), has no content word of its own ("为什么?", "具体怎么算?"), drops its subject (no noun phrase or
 name of its own: "那违反了要赔多少?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in
-front). The subject is the latest turn's noun phrases (jieba POS), taken from that turn's own rewrite, so a
-chain of follow-ups keeps its topic. Self-contained questions are returned unchanged; 它/它们/其 after a
-noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is about 公司). CPU-bound (jieba):
-call from a worker thread.
+front), or opens with a condition that starts with its predicate ("如果辞退了要给补偿吗?": the previous
+topic's terms it lacks are put in front). The subject is the latest turn's noun phrases (jieba POS), taken
+from that turn's own rewrite, so a chain of follow-ups keeps its topic. Self-contained questions are
+returned unchanged; 它/它们/其 after a noun of the question's own refer to that noun ("公司拖着工资不发，
+劳动部门让它限期付" is about 公司). CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ def _rewrite(history: list[Turn], question: str) -> str:
         rewritten = f"{question.strip()} ({subject})" if english else f"{subject} {question.strip()}"
     if rewritten is None and not english and _drops_subject(question, previous):
         rewritten = f"{topic_terms(previous)} {_LEADING_THEN_ZH.sub('', question.strip())}"
+    if rewritten is None and not english and _subjectless_condition(question):
+        missing = [term for term in topic_terms(previous).split() if term not in question]
+        if missing:
+            rewritten = f"{' '.join(missing)} {_LEADING_THEN_ZH.sub('', question.strip())}"
     return _SPACES.sub(" ", rewritten).strip() if rewritten else question
 
 
@@ -97,6 +102,22 @@ def _drops_subject(question: str, previous: str) -> bool:
         return False
     own = set(terms(question))
     return not own & set(terms(previous))
+
+
+_CONDITIONALS_ZH = frozenset("如果 要是 假如 假设 若是 若 万一 一旦".split())
+_PREDICATE_OPENERS_ZH = frozenset("被 把 没 没有 不 未".split())
+
+
+def _subjectless_condition(question: str) -> bool:
+    """A question opening with a condition that starts with its predicate ("如果辞退了要给补偿吗?", "要是被
+    拖欠了呢"): who or what the condition is about was dropped, so it is the previous topic's."""
+    tokens = [t for t in pos_tokens(question) if t.word.strip()]
+    if tokens and tokens[0].word in ("那", "那么"):
+        tokens = tokens[1:]
+    if len(tokens) < 2 or tokens[0].word not in _CONDITIONALS_ZH:
+        return False
+    opener = tokens[1]
+    return opener.word in _PREDICATE_OPENERS_ZH or opener.flag in ("v", "d", "vd", "ad")
 
 
 def _variation(question: str, previous: str) -> str | None:

@@ -86,6 +86,20 @@ async def test_a_changed_condition_carries_the_previous_question() -> None:
     assert rewritten == "只是喝了点酒开车，第一次被查到，醉酒驾驶机动车会受到什么处罚？"
 
 
+async def test_a_condition_that_starts_with_its_predicate_takes_the_previous_topic() -> None:
+    """ "如果辞退了要给补偿吗?" after questions on 试用期 is about 试用期 (who is dismissed was dropped); a
+    condition with its own subject ("如果公司不同意…") or a new event ("如果出车祸了…") is left alone."""
+    history = turns("试用期最长可以约定多久？", "那公司在试用期里能随便辞退我吗？")
+    engine = ExtractiveEngine()
+    rewritten, _ = await engine.rewrite(history, "如果辞退了要给补偿吗？")
+    assert rewritten.startswith("公司 试用期") and rewritten.endswith("如果辞退了要给补偿吗？")
+    passive, _ = await engine.rewrite(history, "要是被辞退了呢？")
+    assert "试用期" in passive
+    for own in ("如果公司不同意，还能辞退吗？", "如果出车祸了保险公司赔吗？"):
+        unchanged, _ = await engine.rewrite(history, own)
+        assert unchanged == own
+
+
 async def test_a_clause_after_na_ending_in_ne_is_a_changed_condition() -> None:
     """ "那孩子已经九岁了呢？" and "那保了价的呢？" (a clause, not a bare topic) ask the previous question under the
     new condition, as "那如果…呢" does; a bare topic still replaces the previous subject."""
