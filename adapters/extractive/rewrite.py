@@ -4,12 +4,13 @@ A question is elliptical when it refers back (它/它们/这个/那个/这些/�
 it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what about X?", varies the previous
 question's condition ("那如果只是喝了点酒开车呢?", "那孩子已经九岁了呢?": the condition, then the previous
 question), has no content word of its own ("为什么?", "具体怎么算?"), drops its subject (no noun phrase or
-name of its own: "那违反了要赔多少?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in
-front), or opens with a condition that starts with its predicate ("如果辞退了要给补偿吗?": the previous
-topic's terms it lacks are put in front). The subject is the latest turn's noun phrases (jieba POS), taken
-from that turn's own rewrite, so a chain of follow-ups keeps its topic. Self-contained questions are
-returned unchanged; 它/它们/其 after a noun of the question's own refer to that noun ("公司拖着工资不发，
-劳动部门让它限期付" is about 公司). CPU-bound (jieba): call from a worker thread.
+name of its own, a party such as 对方 being none: "那违反了要赔多少?", "对方一直不给怎么办?",
+"交了申请以后多久之内可以撤回?": the previous topic's terms are put in front), or opens with a condition
+that starts with its predicate ("如果辞退了要给补偿吗?": the previous topic's terms it lacks are put in
+front). The subject is the latest turn's noun phrases (jieba POS), taken from that turn's own rewrite, so
+a chain of follow-ups keeps its topic. Self-contained questions are returned unchanged; 它/它们/其 after a
+noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is about 公司).
+CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ PRONOUNS_ZH = frozenset(
     ).split()
 )
 MAX_TOPIC_TERMS = 4
+# the parties of what was being discussed: like a pronoun, "对方一直不给怎么办?" names no topic of its own
+_PARTIES_ZH = frozenset("对方 双方 一方 另一方 他方 本人 他人 别人 自己".split())
 _POSSESSIVE_ZH = frozenset({"其"})
 _BOUND_BY_OWN_NOUN_ZH = frozenset({"它", "它们", "其"})  # after a noun of the question, they refer to it
 _NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
@@ -97,10 +100,11 @@ def topic_terms(question: str) -> str:
 
 
 def _drops_subject(question: str, previous: str) -> bool:
-    """A Chinese follow-up with no noun phrase or name of its own, sharing no term with the previous topic."""
-    if noun_phrases(question) or entities_in(question):
+    """A Chinese follow-up with no noun phrase or name of its own (a party, 对方 or 双方, is none), sharing no
+    term with the previous topic."""
+    if any(phrase not in _PARTIES_ZH for phrase in noun_phrases(question)) or entities_in(question):
         return False
-    own = set(terms(question))
+    own = set(terms(question)) - _PARTIES_ZH
     return not own & set(terms(previous))
 
 

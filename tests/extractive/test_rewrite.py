@@ -86,6 +86,16 @@ async def test_a_changed_condition_carries_the_previous_question() -> None:
     assert rewritten == "只是喝了点酒开车，第一次被查到，醉酒驾驶机动车会受到什么处罚？"
 
 
+async def test_a_follow_up_naming_only_a_party_takes_the_previous_topic() -> None:
+    """ "对方一直不给怎么办?" after a question on child support is about child support: 对方 names a party of the
+    topic, not a topic; one with a content word of its own ("对方不同意离婚怎么办?") is left alone."""
+    history = turns("离婚后孩子的抚养费一般怎么定？")
+    rewritten, _ = await ExtractiveEngine().rewrite(history, "对方一直不给怎么办？")
+    assert "抚养费" in rewritten and rewritten.endswith("对方一直不给怎么办？")
+    own, _ = await ExtractiveEngine().rewrite(history, "对方不同意离婚怎么办？")
+    assert own == "对方不同意离婚怎么办？"
+
+
 async def test_a_condition_that_starts_with_its_predicate_takes_the_previous_topic() -> None:
     """ "如果辞退了要给补偿吗?" after questions on 试用期 is about 试用期 (who is dismissed was dropped); a
     condition with its own subject ("如果公司不同意…") or a new event ("如果出车祸了…") is left alone."""
