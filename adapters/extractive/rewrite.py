@@ -1,16 +1,17 @@
 """Follow-up rewrite without a model: attach the previous turn's subject to an elliptical question.
 
-A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/这类/其/其中/该/上述/此/这,
-it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what about X?", varies the previous
-question's condition ("那如果只是喝了点酒开车呢?", "那孩子已经九岁了呢?": the condition, then the previous
-question), has no content word of its own ("为什么?", "具体怎么算?"), drops its subject (no noun phrase or
-name of its own, a party such as 对方 being none: "那违反了要赔多少?", "对方一直不给怎么办?",
-"交了申请以后多久之内可以撤回?": the previous topic's terms are put in front), or opens with a condition
-that starts with its predicate ("如果辞退了要给补偿吗?": the previous topic's terms it lacks are put in
-front). The subject is the latest turn's noun phrases (jieba POS), taken from that turn's own rewrite, so
-a chain of follow-ups keeps its topic. Self-contained questions are returned unchanged; 它/它们/其 after a
-noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is about 公司).
-CPU-bound (jieba): call from a worker thread.
+A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/这类/其/其中/该/上述/此/这; 他/她,
+which mean the owner in "女职工的产假"; it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what
+about X?", varies the previous question's condition ("那如果只是喝了点酒开车呢?", "那孩子已经九岁了呢?": the
+condition, then the previous question), has no content word of its own ("为什么?", "具体怎么算?"), drops its
+subject (no noun phrase or name of its own, a party such as 对方 being none: "那违反了要赔多少?",
+"对方一直不给怎么办?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in front), or opens
+with a condition that starts with its predicate ("如果辞退了要给补偿吗?": the previous topic's terms it lacks
+are put in front). The subject is the latest turn's noun phrases (jieba POS), taken from that turn's own
+rewrite, so a chain of follow-ups keeps its topic. Self-contained questions are returned unchanged;
+它/它们/其 after a noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is
+about 公司), 他/她 after a name or another party of its own to that one ("对方说他不管"). CPU-bound (jieba):
+call from a worker thread.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ MAX_SUBJECT_PHRASES = 3
 PRONOUNS_ZH = frozenset(
     (
         "它 它们 其 其中 该 此 上述 这 这个 那个 这些 那些 这种 那种 这类 那类 此类 该类 这项 那项 该项 此项 "
-        "前者 后者"
+        "前者 后者 他 她 他们 她们"
     ).split()
 )
 MAX_TOPIC_TERMS = 4
@@ -46,6 +47,10 @@ MAX_TOPIC_TERMS = 4
 _PARTIES_ZH = frozenset("对方 双方 一方 另一方 他方 本人 他人 别人 自己".split())
 _POSSESSIVE_ZH = frozenset({"其"})
 _BOUND_BY_OWN_NOUN_ZH = frozenset({"它", "它们", "其"})  # after a noun of the question, they refer to it
+_PERSONS_ZH = frozenset(
+    {"他", "她", "他们", "她们"}
+)  # after a name or another party of the question, that one
+_OTHER_PARTIES_ZH = frozenset("对方 一方 另一方 他方 他人 别人".split())
 _NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
 _WHAT_ABOUT_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$", re.IGNORECASE)
 _WHAT_ABOUT_ZH = re.compile(r"^\s*(?:那么|那|还有)?\s*(.+?)\s*呢\s*[？?。]*\s*$")
@@ -147,6 +152,7 @@ def _replace_pronouns_zh(question: str, subject: str) -> str | None:
     out: list[str] = []
     replaced = False
     own_noun = False  # a noun of the question's own before this word ("公司…劳动部门让它限期付": 它 is 公司)
+    own_person = False  # a name or a party of its own before this word ("对方说他不管": 他 is 对方)
     skip_until = -1
     for i, word in enumerate(words):
         if i <= skip_until:
@@ -157,26 +163,36 @@ def _replace_pronouns_zh(question: str, subject: str) -> str | None:
             word not in PRONOUNS_ZH
             or (word in _NEEDS_NOUN_ZH and not noun_follows)
             or (word in _BOUND_BY_OWN_NOUN_ZH and own_noun)
+            or (word in _PERSONS_ZH and own_person)
         ):
             own_noun = own_noun or _is_noun_token(tokens[i])
+            own_person = own_person or tokens[i].flag == "nr" or word in _OTHER_PARTIES_ZH
             out.append(word)
             continue
         replaced = True
+        meant = _possessors(subject) if word in _PERSONS_ZH else subject
         if word == "其中":
-            out.append(subject + "中")
-        elif following is not None and noun_follows:
+            out.append(meant + "中")
+        elif following is not None and noun_follows and word not in _PERSONS_ZH:
             noun = tokens[following].word
-            out.append(subject if noun in subject else f"{subject}的{noun}")
+            out.append(meant if noun in meant else f"{meant}的{noun}")
             skip_until = following
         elif word in _POSSESSIVE_ZH:
-            out.append(subject + "的")
+            out.append(meant + "的")
         else:
-            out.append(subject)
+            out.append(meant)
     if not replaced:
         return None
     if out and out[0] in ("那", "那么") and len(out) > 1:
         out = out[1:]  # "那它们…": a discourse "then", not a pronoun
     return "".join(out)
+
+
+def _possessors(subject: str) -> str:
+    """Who a person pronoun means in the subject: the owners of its "A的B" phrases ("女职工的产假" -> 女职工),
+    else the subject."""
+    owners = [phrase.split("的", 1)[0] for phrase in subject.split() if "的" in phrase.strip("的")]
+    return " ".join(owner for owner in owners if owner) or subject
 
 
 def _next_word(tokens: list[Token], index: int) -> int | None:

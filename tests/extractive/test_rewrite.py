@@ -86,6 +86,18 @@ async def test_a_changed_condition_carries_the_previous_question() -> None:
     assert rewritten == "只是喝了点酒开车，第一次被查到，醉酒驾驶机动车会受到什么处罚？"
 
 
+async def test_he_and_she_point_back_at_the_person_of_the_previous_question() -> None:
+    """他/她 are the previous question's person: the owner in "女职工的产假", the 房东 of a tenancy question;
+    after another party of the question's own ("对方说他…") they are that party."""
+    engine = ExtractiveEngine()
+    leave, _ = await engine.rewrite(turns("女职工的产假有多少天？"), "怀孕期间公司能给她降工资吗？")
+    assert "给女职工降工资" in leave and "她" not in leave
+    landlord, _ = await engine.rewrite(turns("租的房子漏水，房东不修怎么办？"), "他不给的话能从房租里扣吗？")
+    assert landlord.startswith("房子漏水 房东不给")
+    party, _ = await engine.rewrite(turns("租的房子漏水，房东不修怎么办？"), "对方说他不管怎么办？")
+    assert party.endswith("对方说他不管怎么办？")
+
+
 async def test_a_follow_up_naming_only_a_party_takes_the_previous_topic() -> None:
     """ "对方一直不给怎么办?" after a question on child support is about child support: 对方 names a party of the
     topic, not a topic; one with a content word of its own ("对方不同意离婚怎么办?") is left alone."""
