@@ -45,17 +45,30 @@ PRONOUNS_ZH = frozenset(
 MAX_TOPIC_TERMS = 4
 # the parties of what was being discussed: like a pronoun, "对方一直不给怎么办?" names no topic of its own
 _PARTIES_ZH = frozenset("对方 双方 一方 另一方 他方 本人 他人 别人 自己".split())
+_OTHER_PARTIES_ZH = _PARTIES_ZH - {"双方", "本人", "自己"}  # one 他/她 can mean ("对方说他不管")
 _POSSESSIVE_ZH = frozenset({"其"})
 _BOUND_BY_OWN_NOUN_ZH = frozenset({"它", "它们", "其"})  # after a noun of the question, they refer to it
-_PERSONS_ZH = frozenset(
-    {"他", "她", "他们", "她们"}
-)  # after a name or another party of the question, that one
-_OTHER_PARTIES_ZH = frozenset("对方 一方 另一方 他方 他人 别人".split())
+# a person: after a name or another party of the question that one, else the previous question's person
+_PERSONS_ZH = frozenset({"他", "她", "他们", "她们"})
+_CONDITIONALS_ZH = (
+    "如果",
+    "要是",
+    "假如",
+    "假设",
+    "若是",
+    "万一",
+    "一旦",
+    "若",
+)  # longest alternatives first
+_PREDICATE_OPENERS_ZH = frozenset(
+    "被 把 没 没有 不 未".split()
+)  # "如果被辞退了": the condition has no subject
 _NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
 _WHAT_ABOUT_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$", re.IGNORECASE)
 _WHAT_ABOUT_ZH = re.compile(r"^\s*(?:那么|那|还有)?\s*(.+?)\s*呢\s*[？?。]*\s*$")
+_IF_ZH = "|".join(_CONDITIONALS_ZH)
 _VARIATION_ZH = re.compile(
-    r"^\s*(?:(?:那么|那)\s*(?:如果|要是|假如|假设|若是|若)?|如果|要是|假如|假设|若是|若)(.+?)\s*呢\s*[？?。]*\s*$"
+    rf"^\s*(?:(?:那么|那)\s*(?:{_IF_ZH})?|{_IF_ZH})(.+?)\s*呢\s*[？?。]*\s*$"
 )  # "那如果…呢", "要是…呢", and "那孩子已经九岁了呢" (a clause after 那 is a condition too)
 _LEADING_THEN_ZH = re.compile(r"^\s*(?:那么|那)(?=\S)")
 _SPACES = re.compile(r"\s{2,}")
@@ -87,12 +100,9 @@ def _rewrite(history: list[Turn], question: str) -> str:
         rewritten = condition_en(question, previous)
     if rewritten is None and not has_content(question):
         rewritten = f"{question.strip()} ({subject})" if english else f"{subject} {question.strip()}"
-    if rewritten is None and not english and _drops_subject(question, previous):
-        rewritten = f"{topic_terms(previous)} {_LEADING_THEN_ZH.sub('', question.strip())}"
-    if rewritten is None and not english and _subjectless_condition(question):
-        missing = [term for term in topic_terms(previous).split() if term not in question]
-        if missing:
-            rewritten = f"{' '.join(missing)} {_LEADING_THEN_ZH.sub('', question.strip())}"
+    if rewritten is None and not english:
+        dropped = _dropped_topic(question, previous)
+        rewritten = f"{dropped} {_LEADING_THEN_ZH.sub('', question.strip())}" if dropped else None
     return _SPACES.sub(" ", rewritten).strip() if rewritten else question
 
 
@@ -104,6 +114,16 @@ def topic_terms(question: str) -> str:
     return " ".join([*phrases, *extra][:MAX_TOPIC_TERMS])
 
 
+def _dropped_topic(question: str, previous: str) -> str:
+    """The previous topic's terms a Chinese follow-up needs in front: all of them when it drops its subject,
+    those it lacks when its condition starts with its predicate; "" when it needs none."""
+    if _drops_subject(question, previous):
+        return topic_terms(previous)
+    if _subjectless_condition(question):
+        return " ".join(term for term in topic_terms(previous).split() if term not in question)
+    return ""
+
+
 def _drops_subject(question: str, previous: str) -> bool:
     """A Chinese follow-up with no noun phrase or name of its own (a party, 对方 or 双方, is none), sharing no
     term with the previous topic."""
@@ -111,10 +131,6 @@ def _drops_subject(question: str, previous: str) -> bool:
         return False
     own = set(terms(question)) - _PARTIES_ZH
     return not own & set(terms(previous))
-
-
-_CONDITIONALS_ZH = frozenset("如果 要是 假如 假设 若是 若 万一 一旦".split())
-_PREDICATE_OPENERS_ZH = frozenset("被 把 没 没有 不 未".split())
 
 
 def _subjectless_condition(question: str) -> bool:

@@ -3,12 +3,12 @@
 "几天" is answered by a number of days, "扣几分" by a number of points, "多少钱" by an amount of money, "多久"
 by any duration, "比例" by a share, "how many years" by a number of years, "how long" by a duration or a
 length, "when" / "什么时候" by a year, date, century or decade ("12世纪", "the 1990s"), "what year" by a
-year, "电话是多少" / "what is the phone number" by a number written in digits ("12345", not "七个工作日"); a bare
-"多少" / "how many" by any number. A paragraph that only shares the topic ("列入本级预算", "具体办法由国务院规定") does not answer such a
-part, and neither does one stating a number of another kind ("连续工作一年以上" for "每年休几天").
-Article labels (第二十条) are not numbers of anything. A part asking for a limit ("最长", "至少", "at most")
-is answered by a text stating a limit of that direction ("不得超过六个月", "not less than"): asked_bound and
-states_bound.
+year, "电话是多少" / "what is the phone number" by a number written in digits ("12345", not "七个工作日");
+a bare "多少" / "how many" by any number. A paragraph that only shares the topic ("列入本级预算",
+"具体办法由国务院规定") does not answer such a part, and neither does one stating a number of another kind
+("连续工作一年以上" for "每年休几天"). Article labels (第二十条) are not numbers of anything. A part asking
+for a limit ("最长", "至少", "at most") is answered by a text stating a limit of that direction
+("不得超过六个月", "not less than"): asked_bound and states_bound.
 """
 
 from __future__ import annotations
