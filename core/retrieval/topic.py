@@ -37,12 +37,15 @@ def topic_query(
     """What to search for the question: the rewrite, plus the previous answer's first cited document when the
     question is a follow-up whose rewrite has none of that document's words; and the terms the search adds to
     the question, with their origins. A question the rewrite left alone is searched as it is, unless it refers
-    back ("那退货的运费由谁出？"): then the rewrite missed its topic, and the cited document still carries it."""
+    back ("那退货的运费由谁出？"): then the rewrite missed its topic, and the cited document still carries it.
+    A person ("he", 她) after a question asking who is the cited document the question did not name."""
     unchanged = normalize_query(rewritten) == normalize_query(question)
     if not history or (unchanged and not refers_back(question)):
         return rewritten, ()
     carried = carried_terms(question, rewritten, history)
     topics = [topic for topic in map(document_topic, history[-1].cited) if len(normalize_query(topic)) >= 2]
+    if _PERSON.search(question) and _ASKS_WHO.search(history[-1].question):
+        topics = _answered_who(topics, history[-1].question) or topics
     if not topics:
         return rewritten, carried
     folded = normalize_query(rewritten)
@@ -54,10 +57,24 @@ def topic_query(
 
 # "那…", "那么…", "还有…" opening a question, a pronoun or demonstrative, "…呢？", and their English kin
 _REFERS_BACK = re.compile(
-    r"^\s*(?:那么|那|还有|另外)|它|其|这个|那个|这些|那些|这类|这种|这项|上述|该|呢\s*[？?]?\s*$|"
-    r"^\s*(?:and|what about|how about)\b|\b(?:it|its|they|them|their|this|that|these|those)\b",
+    r"^\s*(?:那么|那|还有|另外)|它|其|他|她|这个|那个|这些|那些|这类|这种|这项|上述|该|呢\s*[？?]?\s*$|"
+    r"^\s*(?:and|what about|how about)\b|"
+    r"\b(?:it|its|they|them|their|this|that|these|those|he|him|his|she|her|hers)\b",
     re.IGNORECASE,
 )
+_PERSON = re.compile(r"他|她|\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
+_ASKS_WHO = re.compile(r"谁|哪位|\bwho(?:m|se)?\b", re.IGNORECASE)
+
+
+def _answered_who(topics: Sequence[str], asked: str) -> list[str]:
+    """After "Who directed Doctor Strange?", "he" is the person the answer cited, not the film the question
+    named: the cited documents none of whose words the question has."""
+    folded = normalize_query(asked)
+    return [
+        topic
+        for topic in topics
+        if not any(len(word) >= 2 and word in folded for word in map(normalize_query, salient_terms(topic)))
+    ]
 
 
 def refers_back(question: str) -> bool:

@@ -55,3 +55,25 @@ def test_a_follow_up_the_rewrite_left_as_it_is_still_searches_the_cited_document
     ]
     assert topic_query("运费由谁出?", "运费由谁出?", history) == ("运费由谁出?", ())
     assert refers_back("What about its side effects?") and not refers_back("What are aspirin's side effects?")
+
+
+def test_he_after_a_question_asking_who_searches_the_person_the_answer_cited() -> None:
+    """ "What else did he direct?" after "Who directed the film Doctor Strange?" is about the director the answer
+    cited, not the film the question named; after a question that asks no "who", the most cited document
+    stays the topic, and 他/她 refer back like "he"."""
+    history = [
+        Turn(
+            3,
+            "Who directed the film Doctor Strange?",
+            "Scott Derrickson [2]",
+            cited=("Doctor Strange.md", "Scott Derrickson.md"),
+        )
+    ]
+    query, carried = topic_query("What else did he direct?", "What else did he direct?", history)
+    assert query == "What else did he direct? Scott Derrickson"
+    assert [(term.term, term.origin) for term in carried] == [("Scott Derrickson", "citation")]
+    about = [
+        Turn(4, "What is Doctor Strange about?", "… [1]", cited=("Doctor Strange.md", "Scott Derrickson.md"))
+    ]
+    assert topic_query("Who played him?", "Who played him?", about)[0] == "Who played him? Doctor Strange"
+    assert refers_back("她后来还写过什么？") and refers_back("When was she born?")
