@@ -31,6 +31,7 @@ from adapters.extractive.language.terms import (
 from adapters.extractive.question.parts import has_content
 from adapters.extractive.rewrite_en import condition_en, content_span_en, replace_pronouns_en, swap_same_kind
 from core.models import Turn
+from core.retrieval.topic import answered_entity
 from core.text import is_chinese
 
 MAX_DEPTH = 3
@@ -87,11 +88,17 @@ def _rewrite(history: list[Turn], question: str) -> str:
     if not subject:
         return question
     english = not is_chinese(question)
-    rewritten = (
-        replace_pronouns_en(question, subject, previous)
-        if english
-        else _replace_pronouns_zh(question, subject)
-    )
+    answered = answered_entity(previous, history[-1].cited)  # "Which university…?": "it" is the one cited
+    if answered is not None:
+        rewritten = (
+            replace_pronouns_en(question, answered) if english else _replace_pronouns_zh(question, answered)
+        )
+    else:
+        rewritten = (
+            replace_pronouns_en(question, subject, previous)
+            if english
+            else _replace_pronouns_zh(question, subject)
+        )
     if rewritten is None:
         rewritten = _what_about(question, previous, english=english)
     if rewritten is None and not english:

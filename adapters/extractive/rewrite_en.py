@@ -1,5 +1,6 @@
-"""English follow-ups: pronouns and possessives resolved against the previous question, and a condition
-asked on its own ("And for low-risk patients?", "What about a P2 incident?") put back into it.
+"""English follow-ups: pronouns and possessives (it, its, he, his, she, her, they…) resolved against the
+previous question, and a condition asked on its own ("And for low-risk patients?", "What about a P2
+incident?") put back into it.
 
 Hand-written because no offline library here resolves English references without a model; the rules are
 the ones docs/design.md#follow-up-rewrite lists. Pure.
@@ -11,7 +12,11 @@ import re
 
 from adapters.extractive.language.terms import Token, fold, is_content, is_stop
 
-_PRONOUN_EN = re.compile(r"\b(it|they|them|its|their|this|that|these|those)\b", re.IGNORECASE)
+_PRONOUN_EN = re.compile(
+    r"\b(it|they|them|its|their|this|that|these|those|he|him|his|she|her)\b", re.IGNORECASE
+)
+_SINGULAR_EN = frozenset("it its this that he him his she her".split())  # point at one named thing or person
+_POSSESSIVE_EN = frozenset("its their his her".split())  # before a noun: "its side effects", "his films"
 _CONDITION_EN = re.compile(
     r"^\s*(?:and|but|or)?\s*(for|in|with|at|on|during|after|before|without|under|over|from|by)\s+(.+?)\s*[?.!]*\s*$",
     re.IGNORECASE,
@@ -39,7 +44,7 @@ def referent_en(previous: str, pronoun: str, span: str) -> str:
     """What an English pronoun points back to: for a singular one (it, its, this, that) the name the
     previous question mentions (a capitalised run after its first word), else what it asks "of"
     ("aspirin" in "the dose of aspirin for adults"); otherwise, and for plurals, its content span."""
-    if pronoun.lower() not in ("it", "its", "this", "that"):
+    if pronoun.lower() not in _SINGULAR_EN:
         return span
     words = list(re.finditer(r"[A-Za-z][\w'+#.-]*", previous))
     names: list[list[str]] = []
@@ -72,7 +77,7 @@ def replace_pronouns_en(question: str, subject: str, previous: str = "") -> str 
         word = match.group(1).lower()
         noun = _noun_after(question[match.end() :])
         referent = referent_en(previous, word, subject) if previous else subject
-        if word in ("its", "their") and noun:
+        if word in _POSSESSIVE_EN and noun:
             replacement = f"the {noun[0]} of {referent}"
             out = out[: match.start()] + replacement + out[match.end() + noun[1] :]
         elif word in ("this", "that", "these", "those") and noun and _looks_like_noun(noun[0].split()[0]):

@@ -38,14 +38,15 @@ def topic_query(
     question is a follow-up whose rewrite has none of that document's words; and the terms the search adds to
     the question, with their origins. A question the rewrite left alone is searched as it is, unless it refers
     back ("那退货的运费由谁出？"): then the rewrite missed its topic, and the cited document still carries it.
-    A person ("he", 她) after a question asking who is the cited document the question did not name."""
+    "He" or "it" after a question asking who or which one is the answer (answered_entity)."""
     unchanged = normalize_query(rewritten) == normalize_query(question)
     if not history or (unchanged and not refers_back(question)):
         return rewritten, ()
     carried = carried_terms(question, rewritten, history)
     topics = [topic for topic in map(document_topic, history[-1].cited) if len(normalize_query(topic)) >= 2]
-    if _PERSON.search(question) and _ASKS_WHO.search(history[-1].question):
-        topics = _answered_who(topics, history[-1].question) or topics
+    answered = answered_entity(history[-1].question, history[-1].cited) if _POINTER.search(question) else None
+    if answered is not None:
+        topics = [answered, *(topic for topic in topics if topic != answered)]
     if not topics:
         return rewritten, carried
     folded = normalize_query(rewritten)
@@ -62,19 +63,37 @@ _REFERS_BACK = re.compile(
     r"\b(?:it|its|they|them|their|this|that|these|those|he|him|his|she|her|hers)\b",
     re.IGNORECASE,
 )
-_PERSON = re.compile(r"他|她|\b(?:he|him|his|she|her|hers)\b", re.IGNORECASE)
-_ASKS_WHO = re.compile(r"谁|哪位|\bwho(?:m|se)?\b", re.IGNORECASE)
+# one thing or person pointed back at, and a question asking which one (the answer is an entity)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_POINTER = re.compile(r"它|他|她|\b(?:it|its|he|him|his|she|her|hers)\b", re.IGNORECASE)
+_ASKS_WHICH = re.compile(r"谁|哪(?:位|个|家|所|部|本|座|条|一)|\b(?:who|whom|whose|which)\b", re.IGNORECASE)
 
 
-def _answered_who(topics: Sequence[str], asked: str) -> list[str]:
-    """After "Who directed Doctor Strange?", "he" is the person the answer cited, not the film the question
-    named: the cited documents none of whose words the question has."""
-    folded = normalize_query(asked)
-    return [
-        topic
-        for topic in topics
-        if not any(len(word) >= 2 and word in folded for word in map(normalize_query, salient_terms(topic)))
-    ]
+def answered_entity(asked: str, cited: Sequence[str]) -> str | None:
+    """What a question asking which one or who was answered with, when its answer went from a document the
+    question names to another: the first cited document the question does not name ("Which university did
+    Ralph Hefferline teach at?", citing "Ralph Hefferline" and "Columbia University" -> "Columbia University").
+    None for another question, or when the answer cites no document the question names (a statute answering
+    "由谁抚养" is no person). "he" or "it" in the next question means that one, not what the question named."""
+    if not _ASKS_WHICH.search(asked):
+        return None
+    topics = [topic for topic in map(document_topic, cited) if len(normalize_query(topic)) >= 2]
+    named = [_names(asked, topic) for topic in topics]
+    if not any(named):
+        return None
+    return next((topic for topic, is_named in zip(topics, named, strict=True) if not is_named), None)
+
+
+def _names(asked: str, title: str) -> bool:
+    """Whether the question names the document: its whole title, or (a Latin title) most of its words
+    ("Doctor Strange (2016 film)" in "Who directed the film Doctor Strange?", not "Columbia University" in
+    "Which university…")."""
+    folded, key = normalize_query(asked), normalize_query(title)
+    if key in folded:
+        return True
+    words = [normalize_query(word) for word in salient_terms(title)]
+    held = sum(word in folded for word in words)
+    return not _CJK.search(title) and 2 * held > len(words)
 
 
 def refers_back(question: str) -> bool:

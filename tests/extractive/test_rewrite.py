@@ -201,3 +201,39 @@ async def test_an_english_possessive_takes_the_whole_noun_phrase_and_the_named_t
     assert rewritten == "When was Acme Corp founded?"
     rewritten, _ = await engine.rewrite(turns("Who founded Acme Corp?"), "In which year did Acme open?")
     assert rewritten == "In which year did Acme open?"
+
+
+async def test_he_and_his_point_at_the_person_the_previous_question_names() -> None:
+    """ "When did he die?" / "Who was his wife?" after a question naming Albert Einstein are about him."""
+    engine = ExtractiveEngine()
+    history = turns("Where was Albert Einstein born?")
+    assert (await engine.rewrite(history, "When did he die?"))[0] == "When did Albert Einstein die?"
+    assert (await engine.rewrite(history, "Who was his wife?"))[0] == "Who was the wife of Albert Einstein?"
+
+
+async def test_it_after_a_question_asking_which_one_is_the_answer_the_sources_gave() -> None:
+    """ "Where is it located?" after "Which university did Ralph Hefferline teach at?" is about the university
+    the answer cited, not the professor the question named; a statute answering "由谁抚养" is no person."""
+    engine = ExtractiveEngine()
+    asked = [
+        Turn(
+            1,
+            "Which university did Ralph Hefferline teach at?",
+            "… [2]",
+            cited=("Ralph Hefferline.md", "Columbia University.md"),
+        )
+    ]
+    assert (await engine.rewrite(asked, "Where is it located?"))[0] == "Where is Columbia University located?"
+    who = [
+        Turn(
+            2,
+            "Who directed the film Doctor Strange?",
+            "… [2]",
+            cited=("Doctor Strange (2016 film).md", "Scott Derrickson.md"),
+        )
+    ]
+    assert (await engine.rewrite(who, "What else did he direct?"))[
+        0
+    ] == "What else did Scott Derrickson direct?"
+    law = [Turn(3, "离婚后不满两岁的孩子一般由谁抚养？", "… [1]", cited=("婚姻家庭编.md",))]
+    assert "婚姻家庭编" not in (await engine.rewrite(law, "他要付抚养费吗？"))[0]
