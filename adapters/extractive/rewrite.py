@@ -6,12 +6,13 @@ about X?", varies the previous question's condition ("那如果只是喝了点�
 condition, then the previous question), has no content word of its own ("为什么?", "具体怎么算?"), drops its
 subject (no noun phrase or name of its own, a party such as 对方 being none: "那违反了要赔多少?",
 "对方一直不给怎么办?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in front), or opens
-with a condition that starts with its predicate ("如果辞退了要给补偿吗?": the previous topic's terms it lacks
-are put in front). The subject is the latest turn's noun phrases (jieba POS), taken from that turn's own
-rewrite, so a chain of follow-ups keeps its topic. Self-contained questions are returned unchanged;
-它/它们/其 after a noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is
-about 公司), 他/她 after a name or another party of its own to that one ("对方说他不管"). CPU-bound (jieba):
-call from a worker thread.
+with a modal verb or a condition that starts with its predicate ("要付经济补偿吗?", "如果辞退了要给补偿吗?":
+the previous topic's terms it lacks are put in front). The subject is the latest turn's noun phrases (jieba
+POS), taken from that turn's own rewrite, so a chain of follow-ups keeps its topic; after a question asking
+who or which one, a pronoun means the answer (core.retrieval.topic.answered_entity). Self-contained
+questions are returned unchanged; 它/它们/其 after a noun of the question's own refer to that noun
+("公司拖着工资不发，劳动部门让它限期付" is about 公司), 他/她 after a name or another party of its own to that
+one ("对方说他不管"). CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
@@ -51,19 +52,16 @@ _POSSESSIVE_ZH = frozenset({"其"})
 _BOUND_BY_OWN_NOUN_ZH = frozenset({"它", "它们", "其"})  # after a noun of the question, they refer to it
 # a person: after a name or another party of the question that one, else the previous question's person
 _PERSONS_ZH = frozenset({"他", "她", "他们", "她们"})
-_CONDITIONALS_ZH = (
-    "如果",
-    "要是",
-    "假如",
-    "假设",
-    "若是",
-    "万一",
-    "一旦",
-    "若",
-)  # longest alternatives first
-_PREDICATE_OPENERS_ZH = frozenset(
-    "被 把 没 没有 不 未".split()
-)  # "如果被辞退了": the condition has no subject
+# longest alternatives first (they make a pattern)
+_CONDITIONALS_ZH = ("如果", "要是", "假如", "假设", "若是", "万一", "一旦", "若")
+# "如果被辞退了": the condition has no subject
+_PREDICATE_OPENERS_ZH = frozenset("被 把 没 没有 不 未".split())
+# a modal opening a question needs a subject before it: "要付经济补偿吗?" asks about the thread's topic
+_MODALS_ZH = frozenset(
+    "要 能 可以 需要 应该 应当 该 得 必须 会 还要 还能 还可以 还需要 还会 是否 能否 可否 要不要 能不能 "
+    "可不可以 会不会 需不需要 用不用".split()
+)
+_OPENING_ADVERBS_ZH = frozenset("那 那么 还 也 都".split())
 _NEEDS_NOUN_ZH = frozenset({"该", "此"})  # "该如何申请" is the modal "should", "该期限" a reference
 _WHAT_ABOUT_EN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*[?.!]*\s*$", re.IGNORECASE)
 _WHAT_ABOUT_ZH = re.compile(r"^\s*(?:那么|那|还有)?\s*(.+?)\s*呢\s*[？?。]*\s*$")
@@ -123,10 +121,10 @@ def topic_terms(question: str) -> str:
 
 def _dropped_topic(question: str, previous: str) -> str:
     """The previous topic's terms a Chinese follow-up needs in front: all of them when it drops its subject,
-    those it lacks when its condition starts with its predicate; "" when it needs none."""
+    those it lacks when it opens with a modal or a condition without a subject; "" when it needs none."""
     if _drops_subject(question, previous):
         return topic_terms(previous)
-    if _subjectless_condition(question):
+    if _subjectless(question):
         return " ".join(term for term in topic_terms(previous).split() if term not in question)
     return ""
 
@@ -140,12 +138,15 @@ def _drops_subject(question: str, previous: str) -> bool:
     return not own & set(terms(previous))
 
 
-def _subjectless_condition(question: str) -> bool:
-    """A question opening with a condition that starts with its predicate ("如果辞退了要给补偿吗?", "要是被
-    拖欠了呢"): who or what the condition is about was dropped, so it is the previous topic's."""
+def _subjectless(question: str) -> bool:
+    """A question opening with a modal verb ("要付经济补偿吗?", "还能要回来吗?") or with a condition that
+    starts with its predicate ("如果辞退了要给补偿吗?", "要是被拖欠了呢"): who or what it is about was
+    dropped, so it is the previous topic's."""
     tokens = [t for t in pos_tokens(question) if t.word.strip()]
-    if tokens and tokens[0].word in ("那", "那么"):
+    while tokens and tokens[0].word in _OPENING_ADVERBS_ZH:
         tokens = tokens[1:]
+    if tokens and tokens[0].word in _MODALS_ZH:
+        return True
     if len(tokens) < 2 or tokens[0].word not in _CONDITIONALS_ZH:
         return False
     opener = tokens[1]

@@ -237,3 +237,15 @@ async def test_it_after_a_question_asking_which_one_is_the_answer_the_sources_ga
     ] == "What else did Scott Derrickson direct?"
     law = [Turn(3, "离婚后不满两岁的孩子一般由谁抚养？", "… [1]", cited=("婚姻家庭编.md",))]
     assert "婚姻家庭编" not in (await engine.rewrite(law, "他要付抚养费吗？"))[0]
+
+
+async def test_a_question_opening_with_a_modal_takes_the_topic_it_lacks() -> None:
+    """ "要付经济补偿吗?" and "还能要回来吗?" after a question on dismissal are about dismissal (who pays, for
+    what, was dropped); a question with a subject of its own is left alone."""
+    engine = ExtractiveEngine()
+    history = turns("哪些情况下用人单位可以解除劳动合同？")
+    for question in ("要付经济补偿吗？", "还能要回来吗？"):
+        rewritten, _ = await engine.rewrite(history, question)
+        assert rewritten == f"用人单位 解除劳动合同 {question}"
+    own = "申请行政复议的期限是多久？"
+    assert (await engine.rewrite(history, own))[0] == own
