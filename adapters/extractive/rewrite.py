@@ -30,7 +30,13 @@ from adapters.extractive.language.terms import (
     terms,
 )
 from adapters.extractive.question.parts import has_content
-from adapters.extractive.rewrite_en import condition_en, content_span_en, replace_pronouns_en, swap_same_kind
+from adapters.extractive.rewrite_en import (
+    condition_en,
+    content_span_en,
+    points_back_en,
+    replace_pronouns_en,
+    swap_same_kind,
+)
 from core.models import Turn
 from core.retrieval.topic import answered_entity
 from core.text import is_chinese
@@ -91,12 +97,11 @@ def _rewrite(history: list[Turn], question: str) -> str:
         rewritten = (
             replace_pronouns_en(question, answered) if english else _replace_pronouns_zh(question, answered)
         )
+    elif english:
+        source = _antecedent_question(history) or previous
+        rewritten = replace_pronouns_en(question, subject_of(source) or subject, source)
     else:
-        rewritten = (
-            replace_pronouns_en(question, subject, previous)
-            if english
-            else _replace_pronouns_zh(question, subject)
-        )
+        rewritten = _replace_pronouns_zh(question, subject)
     if rewritten is None:
         rewritten = _what_about(question, previous, english=english)
     if rewritten is None and not english:
@@ -109,6 +114,17 @@ def _rewrite(history: list[Turn], question: str) -> str:
         dropped = _dropped_topic(question, previous)
         rewritten = f"{dropped} {_LEADING_THEN_ZH.sub('', question.strip())}" if dropped else None
     return _SPACES.sub(" ", rewritten).strip() if rewritten else question
+
+
+def _antecedent_question(history: list[Turn]) -> str:
+    """The (rewritten) question an English pronoun in the next turn points back to: the latest turn asked
+    without a pronoun of its own, since a turn with one took its referent from further back ("Who approves
+    it?" after "Can I carry it over?" after "How many days of annual leave…?" is about annual leave, not about
+    carrying it over); "" when every turn has one."""
+    for index in range(len(history) - 1, -1, -1):
+        if not points_back_en(history[index].question):
+            return _rewrite(history[:index], history[index].question)
+    return ""
 
 
 def topic_terms(question: str) -> str:

@@ -89,6 +89,11 @@ def replace_pronouns_en(question: str, subject: str, previous: str = "") -> str 
     return out
 
 
+def points_back_en(question: str) -> bool:
+    """Whether an English question holds a pronoun that refers back (what replace_pronouns_en replaces)."""
+    return any(_refers_back(question, m) for m in _PRONOUN_EN.finditer(question))
+
+
 def _refers_back(question: str, match: re.Match[str]) -> bool:
     """'that' right after a content word is a relative pronoun ("the policy that applies"), not a reference."""
     if match.group(1).lower() != "that":
@@ -127,7 +132,9 @@ def condition_en(question: str, previous: str) -> str | None:
 
 def swap_same_kind(previous: str, phrase: str) -> str | None:
     """The previous question with its noun phrase of the same head noun replaced by the phrase:
-    "a P2 incident" for "a P1 incident", "low-risk patients" for "high-risk patients"; None without one."""
+    "a P2 incident" for "a P1 incident", "low-risk patients" for "high-risk patients", as many words before
+    the head as the phrase has ("sick leave" for the "annual leave" of "Who approves annual leave?"); None
+    without one."""
     own = [w for w in re.findall(r"[A-Za-z0-9][\w'+#.-]*", phrase) if not is_stop(w)]
     if not own:
         return None
@@ -137,7 +144,10 @@ def swap_same_kind(previous: str, phrase: str) -> str | None:
         if word.group(0).lower() != head:
             continue
         start = index
-        while start > 0 and not is_stop(words[start - 1].group(0)):
+        modifiers = (
+            len(own) - 1 or index
+        )  # "sick leave" replaces one word before "leave", not "approves annual"
+        while start > 0 and not is_stop(words[start - 1].group(0)) and index - start < modifiers:
             start -= 1
         return previous[: words[start].start()] + " ".join(own) + previous[word.end() :]
     return None

@@ -249,3 +249,18 @@ async def test_a_question_opening_with_a_modal_takes_the_topic_it_lacks() -> Non
         assert rewritten == f"用人单位 解除劳动合同 {question}"
     own = "申请行政复议的期限是多久？"
     assert (await engine.rewrite(history, own))[0] == own
+
+
+async def test_a_chain_of_english_pronouns_keeps_the_first_referent() -> None:
+    """ "Who approves it?" after "Can I carry it over to next year?" after a question on annual leave is about
+    annual leave (the thing the earlier "it" meant, not "carry … over"), and "What about sick leave?" then
+    swaps leave for leave: "Who approves sick leave?"."""
+    engine = ExtractiveEngine()
+    history = turns("How many days of annual leave do I get?", "Can I carry it over to next year?")
+    approves, _ = await engine.rewrite(history, "Who approves it?")
+    assert approves == "Who approves annual leave?"
+    three = turns(
+        "How many days of annual leave do I get?", "Can I carry it over to next year?", "Who approves it?"
+    )
+    swapped, _ = await engine.rewrite(three, "What about sick leave?")
+    assert swapped == "Who approves sick leave?"
