@@ -8,11 +8,12 @@ subject (no noun phrase or name of its own, a party such as 对方 being none: "
 "对方一直不给怎么办?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in front), or opens
 with a modal verb or a condition that starts with its predicate ("要付经济补偿吗?", "如果辞退了要给补偿吗?":
 the previous topic's terms it lacks are put in front). The subject is the latest turn's noun phrases (jieba
-POS), taken from that turn's own rewrite, so a chain of follow-ups keeps its topic; after a question asking
-who or which one, a pronoun means the answer (core.retrieval.topic.answered_entity). Self-contained
-questions are returned unchanged; 它/它们/其 after a noun of the question's own refer to that noun
-("公司拖着工资不发，劳动部门让它限期付" is about 公司), 他/她 after a name or another party of its own to that
-one ("对方说他不管"). CPU-bound (jieba): call from a worker thread.
+POS; a title of a document its answer cited stays whole), taken from that turn's own rewrite, so a chain of
+follow-ups keeps its topic; after a question asking who or which one, a pronoun means the answer
+(core.retrieval.topic.answered_entity). Self-contained questions are returned unchanged; 它/它们/其 after a
+noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is about 公司), 他/她
+after a name or another party of its own to that one ("对方说他不管"). CPU-bound (jieba): call from a
+worker thread.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from adapters.extractive.rewrite_en import (
     swap_same_kind,
 )
 from core.models import Turn
-from core.retrieval.topic import answered_entity
+from core.retrieval.topic import answered_entity, document_topic
 from core.text import is_chinese
 
 MAX_DEPTH = 3
@@ -88,7 +89,8 @@ def _rewrite(history: list[Turn], question: str) -> str:
     if not history or not question.strip():
         return question
     previous = _rewrite(history[:-1], history[-1].question)
-    subject = subject_of(previous)
+    titles = tuple(document_topic(name) for name in history[-1].cited)
+    subject = subject_of(previous, titles)
     if not subject:
         return question
     english = not is_chinese(question)
@@ -101,7 +103,10 @@ def _rewrite(history: list[Turn], question: str) -> str:
         source = _antecedent_question(history) or previous
         rewritten = replace_pronouns_en(question, subject_of(source) or subject, source)
     else:
-        rewritten = _replace_pronouns_zh(question, subject)
+        named = [title for title in titles if len(title) >= 2 and title in previous]
+        rewritten = _replace_pronouns_zh(
+            question, subject, person=named[0] if named else _possessors(subject)
+        )
     if rewritten is None:
         rewritten = _what_about(question, previous, english=english)
     if rewritten is None and not english:
@@ -111,7 +116,7 @@ def _rewrite(history: list[Turn], question: str) -> str:
     if rewritten is None and not has_content(question):
         rewritten = f"{question.strip()} ({subject})" if english else f"{subject} {question.strip()}"
     if rewritten is None and not english:
-        dropped = _dropped_topic(question, previous)
+        dropped = _dropped_topic(question, previous, titles)
         rewritten = f"{dropped} {_LEADING_THEN_ZH.sub('', question.strip())}" if dropped else None
     return _SPACES.sub(" ", rewritten).strip() if rewritten else question
 
@@ -127,21 +132,39 @@ def _antecedent_question(history: list[Turn]) -> str:
     return ""
 
 
-def topic_terms(question: str) -> str:
-    """The previous question's topic as search terms: its noun phrases, then its other content words."""
-    phrases = noun_phrases(question)
+def topic_terms(question: str, titles: Sequence[str] = ()) -> str:
+    """The previous question's topic as search terms: its noun phrases (a cited title it names whole, _phrases),
+    then its other content words."""
+    phrases = _phrases(question, titles)
     inside = "".join(phrases)
     extra = [term for term in terms(question) if term not in inside]
     return " ".join([*phrases, *extra][:MAX_TOPIC_TERMS])
 
 
-def _dropped_topic(question: str, previous: str) -> str:
+def _phrases(question: str, titles: Sequence[str]) -> list[str]:
+    """The question's noun phrases, a title of a document the previous answer cited that the question names
+    taking the place of the phrases jieba cut it into ("楼曾瑞毕业于哪个大学" -> 楼曾瑞, 大学; not 楼, 瑞毕业)."""
+    named = [title for title in dict.fromkeys(titles) if len(title) >= 2 and title in question]
+    spans = [(question.index(title), question.index(title) + len(title)) for title in named]
+    kept = [
+        phrase
+        for phrase in noun_phrases(question)
+        if phrase not in question
+        or not any(
+            question.index(phrase) < end and start < question.index(phrase) + len(phrase)
+            for start, end in spans
+        )
+    ]
+    return [*named, *kept]
+
+
+def _dropped_topic(question: str, previous: str, titles: Sequence[str] = ()) -> str:
     """The previous topic's terms a Chinese follow-up needs in front: all of them when it drops its subject,
     those it lacks when it opens with a modal or a condition without a subject; "" when it needs none."""
     if _drops_subject(question, previous):
-        return topic_terms(previous)
+        return topic_terms(previous, titles)
     if _subjectless(question):
-        return " ".join(term for term in topic_terms(previous).split() if term not in question)
+        return " ".join(term for term in topic_terms(previous, titles).split() if term not in question)
     return ""
 
 
@@ -178,15 +201,18 @@ def _variation(question: str, previous: str) -> str | None:
     return f"{match.group(1).strip(' ，,')}，{previous.strip()}"
 
 
-def subject_of(question: str) -> str:
-    """The salient subject of a question: its first noun phrases (Chinese) or content span (English)."""
+def subject_of(question: str, titles: Sequence[str] = ()) -> str:
+    """The salient subject of a question: its first noun phrases (Chinese, a cited title it names whole) or
+    content span (English)."""
     if not is_chinese(question):
         return content_span_en(question)
-    phrases = noun_phrases(question) or terms(question)
+    phrases = _phrases(question, titles) or terms(question)
     return " ".join(phrases[:MAX_SUBJECT_PHRASES])
 
 
-def _replace_pronouns_zh(question: str, subject: str) -> str | None:
+def _replace_pronouns_zh(question: str, subject: str, *, person: str = "") -> str | None:
+    """The question with each pronoun that refers back replaced: by the subject, 他/她 by the person (the
+    subject when none is given)."""
     tokens = pos_tokens(question)
     words = [t.word for t in tokens]
     out: list[str] = []
@@ -210,7 +236,7 @@ def _replace_pronouns_zh(question: str, subject: str) -> str | None:
             out.append(word)
             continue
         replaced = True
-        meant = _possessors(subject) if word in _PERSONS_ZH else subject
+        meant = (person or subject) if word in _PERSONS_ZH else subject
         if word == "其中":
             out.append(meant + "中")
         elif following is not None and noun_follows and word not in _PERSONS_ZH:
@@ -229,8 +255,8 @@ def _replace_pronouns_zh(question: str, subject: str) -> str | None:
 
 
 def _possessors(subject: str) -> str:
-    """Who a person pronoun means in the subject: the owners of its "A的B" phrases ("女职工的产假" -> 女职工),
-    else the subject."""
+    """Who a person pronoun means in the subject when the question names no cited document: the owners of its
+    "A的B" phrases ("女职工的产假" -> 女职工), else the subject."""
     owners = [phrase.split("的", 1)[0] for phrase in subject.split() if "的" in phrase.strip("的")]
     return " ".join(owner for owner in owners if owner) or subject
 

@@ -264,3 +264,12 @@ async def test_a_chain_of_english_pronouns_keeps_the_first_referent() -> None:
     )
     swapped, _ = await engine.rewrite(three, "What about sick leave?")
     assert swapped == "Who approves sick leave?"
+
+
+async def test_a_cited_title_the_question_names_stays_whole_in_the_subject() -> None:
+    """jieba cuts 楼曾瑞 into 楼 / 曾 / 瑞…; when the previous answer cited the page 楼曾瑞, the follow-ups carry the
+    name whole ("它在哪个城市?" -> "楼曾瑞 大学在哪个城市?"), and 他 is that person."""
+    engine = ExtractiveEngine()
+    history = [Turn(1, "楼曾瑞毕业于哪个大学？", "… [1]", cited=("楼曾瑞.md",))]
+    assert (await engine.rewrite(history, "它在哪个城市？"))[0] == "楼曾瑞 大学在哪个城市?"
+    assert (await engine.rewrite(history, "他后来做什么工作？"))[0] == "楼曾瑞后来做什么工作?"
