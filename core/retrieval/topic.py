@@ -37,10 +37,11 @@ def topic_query(
     """What to search for the question: the rewrite, plus the previous answer's first cited document when the
     question is a follow-up whose rewrite has none of that document's words; and the terms the search adds to
     the question, with their origins. A question the rewrite left alone is searched as it is, unless it refers
-    back ("那退货的运费由谁出？"): then the rewrite missed its topic, and the cited document still carries it.
+    back ("那退货的运费由谁出？") or shares a salient word with the previous question ("哪些商品不能退？"): then
+    the rewrite missed its topic, and the cited document still carries it.
     "He" or "it" after a question asking who or which one is the answer (answered_entity)."""
     unchanged = normalize_query(rewritten) == normalize_query(question)
-    if not history or (unchanged and not refers_back(question)):
+    if not history or (unchanged and not refers_back(question) and not _continues(question, history[-1])):
         return rewritten, ()
     carried = carried_terms(question, rewritten, history)
     topics = [topic for topic in map(document_topic, history[-1].cited) if len(normalize_query(topic)) >= 2]
@@ -94,6 +95,13 @@ def _names(asked: str, title: str) -> bool:
     words = [normalize_query(word) for word in salient_terms(title)]
     held = sum(word in folded for word in words)
     return not _CJK.search(title) and 2 * held > len(words)
+
+
+def _continues(question: str, turn: Turn) -> bool:
+    """Whether a question the rewrite left alone goes on with the previous one: it shares one of its salient
+    words ("哪些商品不能退？" after "网购的商品多少天内可以无理由退货？")."""
+    own = {normalize_query(term) for term in salient_terms(question) if len(normalize_query(term)) >= 2}
+    return bool(own & {normalize_query(term) for term in salient_terms(turn.question)})
 
 
 def refers_back(question: str) -> bool:

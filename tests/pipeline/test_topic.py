@@ -77,3 +77,15 @@ def test_he_after_a_question_asking_who_searches_the_person_the_answer_cited() -
     ]
     assert topic_query("Who played him?", "Who played him?", about)[0] == "Who played him? Doctor Strange"
     assert refers_back("她后来还写过什么？") and refers_back("When was she born?")
+
+
+def test_a_question_sharing_a_word_with_the_previous_one_searches_its_cited_document() -> None:
+    """ "哪些商品不能退？" after "网购的商品多少天内可以无理由退货？" goes on with it (商品): the law the answer cited
+    joins the search; a question sharing no word with it is searched as it is."""
+    history = [
+        Turn(5, "网购的商品多少天内可以无理由退货？", "七日 [1]", cited=("消费者权益保护法(2013-10-25).md",))
+    ]
+    query, carried = topic_query("哪些商品不能退？", "哪些商品不能退？", history)
+    assert query == "哪些商品不能退？ 消费者权益保护法"
+    assert [(term.term, term.origin) for term in carried] == [("消费者权益保护法", "citation")]
+    assert topic_query("年假有几天?", "年假有几天?", history) == ("年假有几天?", ())
