@@ -16,7 +16,10 @@ _PRONOUN_EN = re.compile(
     r"\b(it|they|them|its|their|this|that|these|those|he|him|his|she|her)\b", re.IGNORECASE
 )
 _SINGULAR_EN = frozenset("it its this that he him his she her".split())  # point at one named thing or person
-_POSSESSIVE_EN = frozenset("its their his her".split())  # before a noun: "its side effects", "his films"
+_POSSESSIVE_EN = frozenset({"its", "their"})  # before a noun: "its side effects" -> "the side effects of …"
+# a person: only a name of the previous question ("When did he die?"), never a drug or a policy ("Can she take
+# it?"); his/her before a noun become "Marie Curie's", so a verb after the noun stays where it was
+_PERSON_EN = frozenset("he him his she her".split())
 _CONDITION_EN = re.compile(
     r"^\s*(?:and|but|or)?\s*(for|in|with|at|on|during|after|before|without|under|over|from|by)\s+(.+?)\s*[?.!]*\s*$",
     re.IGNORECASE,
@@ -46,6 +49,20 @@ def referent_en(previous: str, pronoun: str, span: str) -> str:
     ("aspirin" in "the dose of aspirin for adults"); otherwise, and for plurals, its content span."""
     if pronoun.lower() not in _SINGULAR_EN:
         return span
+    name = name_in(previous)
+    if name:
+        return name
+    of = re.search(r"\bof\s+((?:[A-Za-z][\w-]*\s*)+)", span)
+    if of:
+        asked = of.group(1).split()
+        stop = next((i for i, word in enumerate(asked) if is_stop(word)), len(asked))
+        if stop:
+            return " ".join(asked[:stop])
+    return span
+
+
+def name_in(previous: str) -> str:
+    """The first name the question mentions: a capitalised run after its first word ("" for none)."""
     words = list(re.finditer(r"[A-Za-z][\w'+#.-]*", previous))
     names: list[list[str]] = []
     for index, word in enumerate(words):
@@ -55,15 +72,7 @@ def referent_en(previous: str, pronoun: str, span: str) -> str:
                 names[-1].append(text)
             else:
                 names.append([text])
-    if names:
-        return " ".join(names[0])
-    of = re.search(r"\bof\s+((?:[A-Za-z][\w-]*\s*)+)", span)
-    if of:
-        asked = of.group(1).split()
-        stop = next((i for i, word in enumerate(asked) if is_stop(word)), len(asked))
-        if stop:
-            return " ".join(asked[:stop])
-    return span
+    return " ".join(names[0]) if names else ""
 
 
 def replace_pronouns_en(question: str, subject: str, previous: str = "") -> str | None:
@@ -76,8 +85,12 @@ def replace_pronouns_en(question: str, subject: str, previous: str = "") -> str 
     for match in reversed(matches):
         word = match.group(1).lower()
         noun = _noun_after(question[match.end() :])
+        if word in _PERSON_EN and previous and not name_in(previous):
+            continue  # "Can she take it?" after a question on aspirin: she is nobody named
         referent = referent_en(previous, word, subject) if previous else subject
-        if word in _POSSESSIVE_EN and noun:
+        if word in ("his", "her") and noun:
+            out = out[: match.start()] + f"{referent}'s" + out[match.end() :]
+        elif word in _POSSESSIVE_EN and noun:
             replacement = f"the {noun[0]} of {referent}"
             out = out[: match.start()] + replacement + out[match.end() + noun[1] :]
         elif word in ("this", "that", "these", "those") and noun and _looks_like_noun(noun[0].split()[0]):
