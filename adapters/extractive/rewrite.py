@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from adapters.extractive.language.entities import entities_in
+from adapters.extractive.language.entities import chinese_names, entities_in
 from adapters.extractive.language.terms import (
     Token,
     is_content,
@@ -103,7 +103,10 @@ def _rewrite(history: list[Turn], question: str) -> str:
         source = _antecedent_question(history) or previous
         rewritten = replace_pronouns_en(question, subject_of(source) or subject, source)
     else:
-        named = [title for title in titles if len(title) >= 2 and title in previous]
+        named = [
+            *chinese_names(previous),
+            *(title for title in titles if len(title) >= 2 and title in previous),
+        ]
         rewritten = _replace_pronouns_zh(
             question, subject, person=named[0] if named else _possessors(subject)
         )

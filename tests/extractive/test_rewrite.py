@@ -281,3 +281,12 @@ async def test_a_cited_title_the_question_names_stays_whole_in_the_subject() -> 
     history = [Turn(1, "楼曾瑞毕业于哪个大学？", "… [1]", cited=("楼曾瑞.md",))]
     assert (await engine.rewrite(history, "它在哪个城市？"))[0] == "楼曾瑞 大学在哪个城市?"
     assert (await engine.rewrite(history, "他后来做什么工作？"))[0] == "楼曾瑞后来做什么工作?"
+
+
+async def test_he_means_the_name_the_previous_question_gives() -> None:
+    """ "他说没钱还呢?" after "张三借了我五万块钱一直不还…" is about 张三 (jieba cuts the name 张 / 三借, so the
+    noun phrases alone would give "三借 钱")."""
+    engine = ExtractiveEngine()
+    history = turns("张三借了我五万块钱一直不还，怎么办？")
+    assert (await engine.rewrite(history, "他说没钱还呢？"))[0] == "张三说没钱还呢?"
+    assert (await engine.rewrite(history, "能起诉他吗？"))[0] == "能起诉张三吗?"
