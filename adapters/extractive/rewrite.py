@@ -1,7 +1,7 @@
 """Follow-up rewrite without a model: attach the previous turn's subject to an elliptical question.
 
-A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/这类/其/其中/该/上述/此/这; 他/她,
-which mean the owner in "女职工的产假"; it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what
+A question is elliptical when it refers back (它/它们/这个/那个/这些/那些/这类/其/其中/该/上述/此/这; 他/她
+when the previous question names a person; it/they/them/its/their/this/that/these/those), asks "X 呢?" / "what
 about X?", varies the previous question's condition ("那如果只是喝了点酒开车呢?", "那孩子已经九岁了呢?": the
 condition, then the previous question), has no content word of its own ("为什么?", "具体怎么算?"), drops its
 subject (no noun phrase or name of its own, a party such as 对方 being none: "那违反了要赔多少?",
@@ -59,6 +59,7 @@ _POSSESSIVE_ZH = frozenset({"其"})
 _BOUND_BY_OWN_NOUN_ZH = frozenset({"它", "它们", "其"})  # after a noun of the question, they refer to it
 # a person: after a name or another party of the question that one, else the previous question's person
 _PERSONS_ZH = frozenset({"他", "她", "他们", "她们"})
+_ASKS_WHO_ZH = re.compile(r"谁|哪位")  # the person is the answer, not a word of the question
 # longest alternatives first (they make a pattern)
 _CONDITIONALS_ZH = ("如果", "要是", "假如", "假设", "若是", "万一", "一旦", "若")
 # "如果被辞退了": the condition has no subject
@@ -97,19 +98,15 @@ def _rewrite(history: list[Turn], question: str) -> str:
     answered = answered_entity(previous, history[-1].cited)  # "Which university…?": "it" is the one cited
     if answered is not None:
         rewritten = (
-            replace_pronouns_en(question, answered) if english else _replace_pronouns_zh(question, answered)
+            replace_pronouns_en(question, answered)
+            if english
+            else _replace_pronouns_zh(question, answered, person=answered)
         )
     elif english:
         source = _antecedent_question(history) or previous
         rewritten = replace_pronouns_en(question, subject_of(source) or subject, source)
     else:
-        named = [
-            *chinese_names(previous),
-            *(title for title in titles if len(title) >= 2 and title in previous),
-        ]
-        rewritten = _replace_pronouns_zh(
-            question, subject, person=named[0] if named else _possessors(subject)
-        )
+        rewritten = _replace_pronouns_zh(question, subject, person=_person_in(previous, titles))
     if rewritten is None:
         rewritten = _what_about(question, previous, english=english)
     if rewritten is None and not english:
@@ -213,9 +210,18 @@ def subject_of(question: str, titles: Sequence[str] = ()) -> str:
     return " ".join(phrases[:MAX_SUBJECT_PHRASES])
 
 
+def _person_in(previous: str, titles: Sequence[str]) -> str:
+    """Who 他/她 mean after the previous question: a name it gives ("张三借了我五万块钱…"), else a cited title it
+    names; "" when it names none or asks who (谁, 哪位: the person is then its answer, not a word of it)."""
+    if _ASKS_WHO_ZH.search(previous):
+        return ""
+    named = [*chinese_names(previous), *(title for title in titles if len(title) >= 2 and title in previous)]
+    return named[0] if named else ""
+
+
 def _replace_pronouns_zh(question: str, subject: str, *, person: str = "") -> str | None:
-    """The question with each pronoun that refers back replaced: by the subject, 他/她 by the person (the
-    subject when none is given)."""
+    """The question with each pronoun that refers back replaced: by the subject, 他/她 by the person (left as
+    they are without one: "她不让我见孩子" after "离婚后孩子归谁?" is not about 孩子)."""
     tokens = pos_tokens(question)
     words = [t.word for t in tokens]
     out: list[str] = []
@@ -232,14 +238,14 @@ def _replace_pronouns_zh(question: str, subject: str, *, person: str = "") -> st
             word not in PRONOUNS_ZH
             or (word in _NEEDS_NOUN_ZH and not noun_follows)
             or (word in _BOUND_BY_OWN_NOUN_ZH and own_noun)
-            or (word in _PERSONS_ZH and own_person)
+            or (word in _PERSONS_ZH and (own_person or not person))
         ):
             own_noun = own_noun or _is_noun_token(tokens[i])
             own_person = own_person or tokens[i].flag == "nr" or word in _OTHER_PARTIES_ZH
             out.append(word)
             continue
         replaced = True
-        meant = (person or subject) if word in _PERSONS_ZH else subject
+        meant = person if word in _PERSONS_ZH else subject
         if word == "其中":
             out.append(meant + "中")
         elif following is not None and noun_follows and word not in _PERSONS_ZH:
@@ -255,13 +261,6 @@ def _replace_pronouns_zh(question: str, subject: str, *, person: str = "") -> st
     if out and out[0] in ("那", "那么") and len(out) > 1:
         out = out[1:]  # "那它们…": a discourse "then", not a pronoun
     return "".join(out)
-
-
-def _possessors(subject: str) -> str:
-    """Who a person pronoun means in the subject when the question names no cited document: the owners of its
-    "A的B" phrases ("女职工的产假" -> 女职工), else the subject."""
-    owners = [phrase.split("的", 1)[0] for phrase in subject.split() if "的" in phrase.strip("的")]
-    return " ".join(owner for owner in owners if owner) or subject
 
 
 def _next_word(tokens: list[Token], index: int) -> int | None:

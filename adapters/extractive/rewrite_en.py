@@ -20,6 +20,9 @@ _POSSESSIVE_EN = frozenset({"its", "their"})  # before a noun: "its side effects
 # a person: only a name of the previous question ("When did he die?"), never a drug or a policy ("Can she take
 # it?"); his/her before a noun become "Marie Curie's", so a verb after the noun stays where it was
 _PERSON_EN = frozenset("he him his she her".split())
+_ASKS_WHO_EN = re.compile(
+    r"\b(?:who|whom|whose)\b", re.IGNORECASE
+)  # the person is the answer, not a name in it
 _CONDITION_EN = re.compile(
     r"^\s*(?:and|but|or)?\s*(for|in|with|at|on|during|after|before|without|under|over|from|by)\s+(.+?)\s*[?.!]*\s*$",
     re.IGNORECASE,
@@ -85,8 +88,8 @@ def replace_pronouns_en(question: str, subject: str, previous: str = "") -> str 
     for match in reversed(matches):
         word = match.group(1).lower()
         noun = _noun_after(question[match.end() :])
-        if word in _PERSON_EN and previous and not name_in(previous):
-            continue  # "Can she take it?" after a question on aspirin: she is nobody named
+        if word in _PERSON_EN and previous and (not name_in(previous) or _ASKS_WHO_EN.search(previous)):
+            continue  # "Can she take it?" after a question on aspirin, "he" after "Who wrote Dune?": no name
         referent = referent_en(previous, word, subject) if previous else subject
         if word in ("his", "her") and noun:
             out = out[: match.start()] + f"{referent}'s" + out[match.end() :]

@@ -86,14 +86,17 @@ async def test_a_changed_condition_carries_the_previous_question() -> None:
     assert rewritten == "只是喝了点酒开车，第一次被查到，醉酒驾驶机动车会受到什么处罚？"
 
 
-async def test_he_and_she_point_back_at_the_person_of_the_previous_question() -> None:
-    """他/她 are the previous question's person: the owner in "女职工的产假", the 房东 of a tenancy question;
-    after another party of the question's own ("对方说他…") they are that party."""
+async def test_he_and_she_point_back_at_a_person_the_previous_question_names() -> None:
+    """他/她 are a name the previous question gives; after one naming nobody, or asking who, they are left alone
+    ("她不让我见孩子" after "离婚后孩子归谁?" is not about 孩子); after another party of the question's own
+    ("对方说他不管") they are that party."""
     engine = ExtractiveEngine()
-    leave, _ = await engine.rewrite(turns("女职工的产假有多少天？"), "怀孕期间公司能给她降工资吗？")
-    assert "给女职工降工资" in leave and "她" not in leave
-    landlord, _ = await engine.rewrite(turns("租的房子漏水，房东不修怎么办？"), "他不给的话能从房租里扣吗？")
-    assert landlord.startswith("房子漏水 房东不给")
+    named = turns("李明被公司辞退了，能要赔偿吗？")
+    assert (await engine.rewrite(named, "他还能申请仲裁吗？"))[0] == "李明还能申请仲裁吗?"
+    nobody = "她不让我见孩子怎么办？"
+    assert (await engine.rewrite(turns("离婚后孩子归谁？"), nobody))[0] == nobody
+    asked = "他现在在哪？"
+    assert (await engine.rewrite(turns("张三的律师是谁？"), asked))[0] == asked
     party, _ = await engine.rewrite(turns("租的房子漏水，房东不修怎么办？"), "对方说他不管怎么办？")
     assert party.endswith("对方说他不管怎么办？")
 
