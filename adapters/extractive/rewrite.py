@@ -39,7 +39,7 @@ from adapters.extractive.rewrite_en import (
     swap_same_kind,
 )
 from core.models import Turn
-from core.retrieval.topic import answered_entity, document_topic
+from core.retrieval.topic import answered_entity, asks_who, document_topic
 from core.text import is_chinese
 
 MAX_DEPTH = 3
@@ -59,7 +59,6 @@ _POSSESSIVE_ZH = frozenset({"其"})
 _BOUND_BY_OWN_NOUN_ZH = frozenset({"它", "它们", "其"})  # after a noun of the question, they refer to it
 # a person: after a name or another party of the question that one, else the previous question's person
 _PERSONS_ZH = frozenset({"他", "她", "他们", "她们"})
-_ASKS_WHO_ZH = re.compile(r"谁|哪位")  # the person is the answer, not a word of the question
 # longest alternatives first (they make a pattern)
 _CONDITIONALS_ZH = ("如果", "要是", "假如", "假设", "若是", "万一", "一旦", "若")
 # "如果被辞退了": the condition has no subject
@@ -83,13 +82,18 @@ _SPACES = re.compile(r"\s{2,}")
 
 def rewrite_question(history: Sequence[Turn], question: str) -> str:
     """The question made standalone using the latest turn's subject; unchanged when self-contained."""
-    return _rewrite(list(history)[-MAX_DEPTH:], question)
+    turns = list(history)[-MAX_DEPTH:]
+    rewrites: list[str] = []  # each turn's own rewrite against the turns before it, computed once
+    for index, turn in enumerate(turns):
+        rewrites.append(_rewrite(turns[:index], rewrites, turn.question))
+    return _rewrite(turns, rewrites, question)
 
 
-def _rewrite(history: list[Turn], question: str) -> str:
+def _rewrite(history: list[Turn], rewrites: Sequence[str], question: str) -> str:
+    """The question against the turns before it, whose own rewrites are rewrites[: len(history)]."""
     if not history or not question.strip():
         return question
-    previous = _rewrite(history[:-1], history[-1].question)
+    previous = rewrites[len(history) - 1]
     titles = tuple(document_topic(name) for name in history[-1].cited)
     subject = subject_of(previous, titles)
     if not subject:
@@ -103,7 +107,7 @@ def _rewrite(history: list[Turn], question: str) -> str:
             else _replace_pronouns_zh(question, answered, person=answered)
         )
     elif english:
-        source = _antecedent_question(history) or previous
+        source = _antecedent_question(history, rewrites) or previous
         rewritten = replace_pronouns_en(question, subject_of(source) or subject, source)
     else:
         rewritten = _replace_pronouns_zh(question, subject, person=_person_in(previous, titles))
@@ -121,14 +125,14 @@ def _rewrite(history: list[Turn], question: str) -> str:
     return _SPACES.sub(" ", rewritten).strip() if rewritten else question
 
 
-def _antecedent_question(history: list[Turn]) -> str:
+def _antecedent_question(history: list[Turn], rewrites: Sequence[str]) -> str:
     """The (rewritten) question an English pronoun in the next turn points back to: the latest turn asked
     without a pronoun of its own, since a turn with one took its referent from further back ("Who approves
     it?" after "Can I carry it over?" after "How many days of annual leave…?" is about annual leave, not about
     carrying it over); "" when every turn has one."""
     for index in range(len(history) - 1, -1, -1):
         if not points_back_en(history[index].question):
-            return _rewrite(history[:index], history[index].question)
+            return rewrites[index]
     return ""
 
 
@@ -144,7 +148,7 @@ def topic_terms(question: str, titles: Sequence[str] = ()) -> str:
 def _phrases(question: str, titles: Sequence[str]) -> list[str]:
     """The question's noun phrases, a title of a document the previous answer cited that the question names
     taking the place of the phrases jieba cut it into ("楼曾瑞毕业于哪个大学" -> 楼曾瑞, 大学; not 楼, 瑞毕业)."""
-    named = [title for title in dict.fromkeys(titles) if len(title) >= 2 and title in question]
+    named = _named_titles(question, titles)
     spans = [(question.index(title), question.index(title) + len(title)) for title in named]
     kept = [
         phrase
@@ -156,6 +160,11 @@ def _phrases(question: str, titles: Sequence[str]) -> list[str]:
         )
     ]
     return [*named, *kept]
+
+
+def _named_titles(question: str, titles: Sequence[str]) -> list[str]:
+    """The titles (of documents the previous answer cited) the question holds whole."""
+    return [title for title in dict.fromkeys(titles) if len(title) >= 2 and title in question]
 
 
 def _dropped_topic(question: str, previous: str, titles: Sequence[str] = ()) -> str:
@@ -213,9 +222,9 @@ def subject_of(question: str, titles: Sequence[str] = ()) -> str:
 def _person_in(previous: str, titles: Sequence[str]) -> str:
     """Who 他/她 mean after the previous question: a name it gives ("张三借了我五万块钱…"), else a cited title it
     names; "" when it names none or asks who (谁, 哪位: the person is then its answer, not a word of it)."""
-    if _ASKS_WHO_ZH.search(previous):
+    if asks_who(previous):
         return ""
-    named = [*chinese_names(previous), *(title for title in titles if len(title) >= 2 and title in previous)]
+    named = [*chinese_names(previous), *_named_titles(previous, titles)]
     return named[0] if named else ""
 
 

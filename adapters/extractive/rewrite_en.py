@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from adapters.extractive.language.terms import Token, fold, is_content, is_stop
+from core.retrieval.topic import asks_who
 
 _PRONOUN_EN = re.compile(
     r"\b(it|they|them|its|their|this|that|these|those|he|him|his|she|her)\b", re.IGNORECASE
@@ -20,9 +21,6 @@ _POSSESSIVE_EN = frozenset({"its", "their"})  # before a noun: "its side effects
 # a person: only a name of the previous question ("When did he die?"), never a drug or a policy ("Can she take
 # it?"); his/her before a noun become "Marie Curie's", so a verb after the noun stays where it was
 _PERSON_EN = frozenset("he him his she her".split())
-_ASKS_WHO_EN = re.compile(
-    r"\b(?:who|whom|whose)\b", re.IGNORECASE
-)  # the person is the answer, not a name in it
 _CONDITION_EN = re.compile(
     r"^\s*(?:and|but|or)?\s*(for|in|with|at|on|during|after|before|without|under|over|from|by)\s+(.+?)\s*[?.!]*\s*$",
     re.IGNORECASE,
@@ -88,7 +86,7 @@ def replace_pronouns_en(question: str, subject: str, previous: str = "") -> str 
     for match in reversed(matches):
         word = match.group(1).lower()
         noun = _noun_after(question[match.end() :])
-        if word in _PERSON_EN and previous and (not name_in(previous) or _ASKS_WHO_EN.search(previous)):
+        if word in _PERSON_EN and previous and (not name_in(previous) or asks_who(previous)):
             continue  # "Can she take it?" after a question on aspirin, "he" after "Who wrote Dune?": no name
         referent = referent_en(previous, word, subject) if previous else subject
         if word in ("his", "her") and noun:
@@ -159,11 +157,11 @@ def swap_same_kind(previous: str, phrase: str) -> str | None:
     for index, word in enumerate(words):
         if word.group(0).lower() != head:
             continue
+        # "sick leave" replaces one word before "leave" ("annual"), not "approves annual"; a bare head the
+        # whole run of content words before it
+        reach = len(own) - 1 if len(own) > 1 else index
         start = index
-        modifiers = (
-            len(own) - 1 or index
-        )  # "sick leave" replaces one word before "leave", not "approves annual"
-        while start > 0 and not is_stop(words[start - 1].group(0)) and index - start < modifiers:
+        while start > 0 and not is_stop(words[start - 1].group(0)) and index - start < reach:
             start -= 1
         return previous[: words[start].start()] + " ".join(own) + previous[word.end() :]
     return None

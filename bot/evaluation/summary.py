@@ -98,6 +98,7 @@ def summarise(name: str, results: Sequence[QuestionResult]) -> GroupSummary:
     answered = [result for result in results if result.status == "answered"]
     expected = [result for result in answered if result.expect_notice]
     unexpected = [result for result in answered if not result.expect_notice]
+    answerable = [result for result in unexpected if result.gold]  # a miss shows only where gold exists
     final_flags = [f for result in answered for f in result.final_found]
     cited_in_final = [
         cited
@@ -127,8 +128,7 @@ def summarise(name: str, results: Sequence[QuestionResult]) -> GroupSummary:
         notice_expected=Rate(sum(result.notice for result in expected), len(expected)),
         false_notice=Rate(sum(result.notice for result in unexpected), len(unexpected)),
         unhedged_miss=Rate(
-            sum(not result.notice and not any(result.cited_found) for result in unexpected if result.gold),
-            sum(1 for result in unexpected if result.gold),
+            sum(not result.notice and not any(result.cited_found) for result in answerable), len(answerable)
         ),
         overruled=Rate(
             sum(result.overruled > 0 for result in answered),

@@ -67,7 +67,14 @@ _REFERS_BACK = re.compile(
 # one thing or person pointed back at, and a question asking which one (the answer is an entity)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _POINTER = re.compile(r"它|他|她|\b(?:it|its|he|him|his|she|her|hers)\b", re.IGNORECASE)
-_ASKS_WHICH = re.compile(r"谁|哪(?:位|个|家|所|部|本|座|条|一)|\b(?:who|whom|whose|which)\b", re.IGNORECASE)
+_WHO = r"谁|哪位|\b(?:who|whom|whose)\b"  # the answer is a person, not a word of the question
+_ASKS_WHO = re.compile(_WHO, re.IGNORECASE)
+_ASKS_WHICH = re.compile(rf"{_WHO}|哪(?:个|家|所|部|本|座|条|一)|\bwhich\b", re.IGNORECASE)
+
+
+def asks_who(question: str) -> bool:
+    """Whether the question asks who (谁, 哪位, who): "he" or 他 after it is its answer, no name it gives."""
+    return _ASKS_WHO.search(question) is not None
 
 
 def answered_entity(asked: str, cited: Sequence[str]) -> str | None:

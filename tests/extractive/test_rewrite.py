@@ -216,6 +216,8 @@ async def test_he_and_his_point_at_the_person_the_previous_question_names() -> N
     assert (await engine.rewrite(history, "When did his wife die?"))[
         0
     ] == "When did Albert Einstein's wife die?"
+    asked = "When was he born?"  # after a question asking who, "he" is its answer, not the novel it names
+    assert (await engine.rewrite(turns("Who wrote the novel Dune?"), asked))[0] == asked
     dose = turns("What is the starting dose of aspirin for adults?")
     assert (await engine.rewrite(dose, "Can she take it with ibuprofen?"))[
         0
