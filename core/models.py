@@ -21,7 +21,9 @@ class Location:
     """Where in its document a chunk is: page, slide, sheet and row range (0 / "" when not applicable).
 
     Pages, slides and rows count from 1 as their application shows them (rows as the spreadsheet
-    numbers them, the header row included).
+    numbers them, the header row included). ``within`` is the numbered part (第八十一条, Article 5) a chunk
+    begins inside when its text continues one from the chunk before (a long article split over chunks);
+    citations name it (docs/design.md#citations), it is no place of its own (not in label or bool).
     """
 
     page: int = 0
@@ -29,6 +31,7 @@ class Location:
     sheet: str = ""
     first_row: int = 0
     last_row: int = 0
+    within: str = ""
 
     def __bool__(self) -> bool:
         return bool(self.page or self.slide or self.sheet or self.first_row)
@@ -42,7 +45,9 @@ class Location:
         last = other.last_row or other.first_row
         if not last:
             return self
-        return Location(self.page, self.slide, self.sheet, self.first_row or other.first_row, last)
+        return Location(
+            self.page, self.slide, self.sheet, self.first_row or other.first_row, last, self.within
+        )
 
     def label(self) -> str:
         """How a citation shows it: "p. 12", "slide 3", "sheet Budget, rows 2–40" ("" when nowhere)."""
@@ -59,7 +64,8 @@ class Location:
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, int | str]:
-        """The set fields only (as chunk metadata and in citations): page, slide, sheet, row_start, row_end."""
+        """The set fields only (as chunk metadata and in citations): page, slide, sheet, row_start, row_end,
+        within."""
         items: dict[str, int | str] = {}
         if self.page:
             items["page"] = self.page
@@ -70,6 +76,8 @@ class Location:
         if self.first_row:
             items["row_start"] = self.first_row
             items["row_end"] = self.last_row or self.first_row
+        if self.within:
+            items["within"] = self.within
         return items
 
     @classmethod
@@ -80,13 +88,14 @@ class Location:
             value = values.get(key)
             return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
-        sheet = values.get("sheet")
+        sheet, within = values.get("sheet"), values.get("within")
         return cls(
             page=number("page"),
             slide=number("slide"),
             sheet=sheet if isinstance(sheet, str) else "",
             first_row=number("row_start"),
             last_row=number("row_end"),
+            within=within if isinstance(within, str) else "",
         )
 
 

@@ -52,11 +52,12 @@ def says_nothing(body: str) -> bool:
 
 
 def evidence_block(evidence: Sequence[Hit]) -> Markup:
-    """Evidence as numbered, delimited paragraphs (the only source of facts for the answer); names,
-    headings and contents escaped so that they cannot end a paragraph or the block."""
+    """Evidence as numbered, delimited paragraphs (the only source of facts for the answer), each named by
+    its document, place, the article it continues (Location.within) and heading; names, headings and
+    contents escaped so that they cannot end a paragraph or the block."""
     paragraphs = []
     for index, hit in enumerate(evidence, start=1):
-        where = f" {hit.location.label()}" if hit.location else ""
+        where = "".join(f" {label}" for label in (hit.location.label(), hit.location.within) if label)
         heading = f" | {hit.heading}" if hit.heading else ""
         document = f"{hit.document_name}{where}{heading}"
         paragraphs.append(element("paragraph", hit.content, block=True, n=str(index), document=document))
@@ -118,7 +119,10 @@ def citations(answer: str, evidence: Sequence[Hit]) -> tuple[CitedSource, ...]:
             first_per_document.setdefault(hit.document_id, index)
         numbers = sorted(first_per_document.values())
     chosen = [evidence[n - 1] for n in sorted(numbers)]
-    quoted = [quoted_part(answer, n, hit.content) for n, hit in zip(sorted(numbers), chosen, strict=True)]
+    quoted = [
+        quoted_part(answer, n, hit.content, within=hit.location.within)
+        for n, hit in zip(sorted(numbers), chosen, strict=True)
+    ]
     parts = distinguishing_parts(chosen, quoted)
     return tuple(
         CitedSource.of(n, hit, part=part) for n, hit, part in zip(sorted(numbers), chosen, parts, strict=True)
@@ -147,10 +151,11 @@ _PART_HEAD = re.compile(
 QUOTE_PROBE = 12  # characters of a quoted line looked up in its paragraph
 
 
-def quoted_part(answer: str, number: int, content: str) -> str:
+def quoted_part(answer: str, number: int, content: str, *, within: str = "") -> str:
     """The articles or sections of the paragraph that the answer's lines citing [number] quote, in order
-    ("第十七条" when a chunk of 第十三条…第十九条 is cited for 第十七条's sentence); "" when no line quotes the
-    paragraph word for word or the quoted text is under no numbered part."""
+    ("第十七条" when a chunk of 第十三条…第十九条 is cited for 第十七条's sentence); text before the paragraph's
+    first article is under ``within``, the article a continuation chunk begins inside (core.models.Location);
+    "" when no line quotes the paragraph word for word or the quoted text is under no numbered part."""
     labels: list[str] = []
     for line in answer.splitlines():
         if not any(int(m.group(1)) == number for m in CITATION.finditer(line)):
@@ -159,22 +164,24 @@ def quoted_part(answer: str, number: int, content: str) -> str:
         at = content.find(probe) if len(probe) >= QUOTE_PROBE // 2 else -1
         heads = [m for m in _PART_HEAD.finditer(content) if m.start() <= at]
         if heads:
-            label = heads[-1].group(1) or heads[-1].group(2)
-            labels.append(label)
+            labels.append(heads[-1].group(1) or heads[-1].group(2))
+        elif at >= 0 and within:
+            labels.append(within)
     return "、".join(dict.fromkeys(labels))
 
 
 def distinguishing_parts(hits: Sequence[Hit], quoted: Sequence[str] = ()) -> list[str]:
     """For each cited paragraph, what tells it from another of the same document, heading and location: the
-    numbered parts the answer quotes from it (quoted_part), else the part it opens with (part_label), else
-    its place in the document ("¶ 3"); "" when nothing is shared."""
+    numbered parts the answer quotes from it (quoted_part), else the part it begins inside (a continued
+    article, Location.within) or opens with (part_label), else its place in the document ("¶ 3"); "" when
+    nothing is shared."""
     shared: dict[tuple[str, str, str], int] = {}
     for hit in hits:
         key = (hit.document_id, hit.heading, hit.location.label())
         shared[key] = shared.get(key, 0) + 1
     labels = list(quoted) or [""] * len(hits)
     return [
-        (label or part_label(hit.content) or f"¶ {hit.position + 1}")
+        (label or hit.location.within or part_label(hit.content) or f"¶ {hit.position + 1}")
         if shared[(hit.document_id, hit.heading, hit.location.label())] > 1
         else ""
         for hit, label in zip(hits, labels, strict=True)

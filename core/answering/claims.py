@@ -146,8 +146,11 @@ def _numbers(text: str) -> list[tuple[str, str]]:
 def unsupported_claims(
     answer: str, evidence: Sequence[Hit], *, question: str = ""
 ) -> tuple[UnsupportedClaim, ...]:
-    """The numbers and names of the answer that no evidence paragraph (nor the question) holds, in order."""
-    sources = [f"{hit.document_name}\n{hit.heading}\n{hit.content}" for hit in evidence]
+    """The numbers and names of the answer that no evidence paragraph (with its document, heading and the
+    article it continues) nor the question holds, in order."""
+    sources = [
+        f"{hit.document_name}\n{hit.heading}\n{hit.location.within}\n{hit.content}" for hit in evidence
+    ]
     sources.append(question)
     known_values = {value for text in sources for _, value in _numbers(text)}
     folded = "\n".join(sources).casefold()

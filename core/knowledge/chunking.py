@@ -39,12 +39,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.knowledge.chunk_packing import count_tokens, fits, pack_balanced, split_lines, split_sentences
 from core.models import Chunk, DocumentPart
 
 DEFAULT_MAX_TOKENS = 400
+CHUNKER_VERSION = (
+    "c2"  # raised when chunks or their metadata change, so the next ingest chunks again (c2: within)
+)
 
 # YAML front matter (group 1: its body, absent when empty); the Markdown reader reads it as metadata
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -55,6 +58,9 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _ARTICLE = re.compile(r"^第[零〇一二三四五六七八九十百千两0-9０-９]+条(?:之[一二三四五六七八九十]+)?(?:\s|$)")
+_ARTICLE_LINE = re.compile(
+    r"(?:^|\n)(第[零〇一二三四五六七八九十百千两0-9０-９]+条(?:之[一二三四五六七八九十]+)?)(?=\s|$)"
+)
 _LAW_HEADING = re.compile(r"^第[零〇一二三四五六七八九十百千两0-9０-９]+(?:编|分编|章|节)")
 _HEADING_TAIL_MAX_CHARS = 30
 _SEPARATOR_TOKENS = 1  # "\n\n" between two stripped blocks
@@ -323,6 +329,7 @@ def chunk_parts(parts: Sequence[DocumentPart], *, max_tokens: int = DEFAULT_MAX_
         raise ValueError("max_tokens must be at least 1")
     chunks: list[Chunk] = []
     for heading_path, blocks in _sections(parts):
+        article = ""  # the article the section's text so far ends inside
         for run in _places(blocks, parts):
             for piece in _section_pieces(run, max_tokens):
                 text = piece.text.strip()
@@ -330,8 +337,17 @@ def chunk_parts(parts: Sequence[DocumentPart], *, max_tokens: int = DEFAULT_MAX_
                     location = parts[piece.first].location
                     if piece.last != piece.first:
                         location = location.through(parts[piece.last].location)
+                    if article and not _ARTICLE.match(text):
+                        location = replace(location, within=article)
                     chunks.append(Chunk(text, heading_path, len(chunks), count_tokens(text), location))
+                    article = _last_article(text) or article
     return chunks
+
+
+def _last_article(text: str) -> str:
+    """The number of the last article opening a line of text (第八十一条), "" when none does."""
+    found = _ARTICLE_LINE.findall(text)
+    return found[-1] if found else ""
 
 
 def body_text(markdown: str) -> str:

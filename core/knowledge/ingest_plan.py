@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Literal, Protocol, TypeVar
 
-from core.knowledge.chunking import body_text, chunk_parts
+from core.knowledge.chunking import CHUNKER_VERSION, body_text, chunk_parts
 from core.models import Chunk, DocumentInfo, DocumentPart
 from core.ports import DocumentIndex
 
@@ -312,7 +312,7 @@ def _parts(document: SourceDocument) -> Sequence[DocumentPart]:
 
 
 def likely_changed(current: DocumentInfo | None, max_tokens: int) -> bool:
-    """Whether a file will surely need chunking: it is new, or it was chunked with another size.
+    """Whether a file will surely need chunking: it is new, or it was chunked with another size or version.
 
     (Otherwise it is most likely unchanged: reading and hashing it is all the work.)
     """
@@ -325,8 +325,9 @@ def document_id(dataset: str, source: str) -> str:
 
 
 def fingerprint(content_hash: str, max_tokens: int) -> str:
-    """What decides 'unchanged': the content and the chunk size it was cut with."""
-    return f"{content_hash}/t{max_tokens}"
+    """What decides 'unchanged': the content, and the chunk size and chunker version it was cut with (a
+    document chunked by an earlier version is chunked again; its unchanged chunks keep their vectors)."""
+    return f"{content_hash}/t{max_tokens}/{CHUNKER_VERSION}"
 
 
 def classify(existing: DocumentInfo | None, new_fingerprint: str) -> Outcome:

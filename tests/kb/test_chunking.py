@@ -262,3 +262,17 @@ def test_embedding_text_prepends_title_and_heading_path() -> None:
         "行政复议法(2023-09-01) > 中华人民共和国行政复议法 > 第二章 行政复议申请\n第二十条 正文。"
     )
     assert embedding_text(Chunk("Body.", (), 0, 2), document_title="") == "Body."
+
+
+def test_a_chunk_continuing_a_split_article_knows_the_article() -> None:
+    """The chunks after the first of an article split over several carry its number (Location.within);
+    a chunk opening with an article, and the first chunk of another section, carry none."""
+    items = "\n\n".join(f"（{i}）{ZH_SENTENCES[i % 5]}" for i in range(30))
+    chunks = chunk_markdown(
+        f"## 第一章\n\n第九条 下列情形之一的：\n\n{items}\n\n第十条 下一条。\n\n## 第二章\n\n本章的说明。",
+        max_tokens=80,
+    )
+    ninth = [c for c in chunks if c.heading_path == ("第一章",) and not c.text.startswith("第十条")]
+    assert len(ninth) > 2
+    assert [c.location.within for c in ninth] == ["", *["第九条"] * (len(ninth) - 1)]
+    assert [c.location.within for c in chunks if c.text in ("第十条 下一条。", "本章的说明。")] == ["", ""]

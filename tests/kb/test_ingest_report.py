@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from adapters.knowledge.document_readers import UnreadableDocument, read_document
 from bot.cli import main
+from core.knowledge.chunking import chunk_markdown
 from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import TitledDocument, document_id
+from core.models import NOWHERE, SearchRequest
 from tests.kb.kb_support import CountingEmbedder, make_kb
 
 LAWS = Path(__file__).resolve().parents[3] / "shared" / "data" / "zh_laws"
@@ -178,3 +181,42 @@ async def test_a_changed_paragraph_in_a_100_chunk_document_re_embeds_at_most_3_c
     hits = await store.search(SearchRequest(query=changed[:40], datasets=("d",), mode="keywords", limit=3))
     assert hits and changed in hits[0].content
     await store.close()
+
+
+async def test_a_document_chunked_by_an_earlier_chunker_is_chunked_again_without_re_embedding(
+    tmp_path: Path,
+) -> None:
+    """A law stored by the chunker before continued articles were recorded (fingerprint without a chunker
+    version) is chunked again on the next ingest: its continuation chunks learn their article, and no
+    chunk is embedded again (the embedded text is the same)."""
+    items = "\n\n".join(
+        f"（{n}）因第{n}种重大立功表现,依照本法第三十九条的规定可以减轻处罚。" for n in range(1, 31)
+    )
+    law = f"# 刑法\n\n## 第四章\n\n第七十八条 有下列表现之一的,应当减刑:\n\n{items}\n\n减刑以后的刑期不能少于一半。"
+    path = tmp_path / "刑法.md"
+    path.write_text(law, encoding="utf-8")
+    source = str(path.resolve())
+    chunks = chunk_markdown(law)
+    assert any(chunk.location.within for chunk in chunks)
+    older = [replace(chunk, location=NOWHERE) for chunk in chunks]
+    embedder = CountingEmbedder()
+    store = make_kb(tmp_path / "home", embedder)
+    before = f"{read_document(path).content_hash}/t400"  # the fingerprint of the same bytes before versions
+    stale = TitledDocument(
+        "d", document_id("d", source), "刑法", source, before, True, len(older), title="刑法"
+    )
+    await store.replace_documents("d", [(stale, older)], embedding_model=embedder.name)
+    embedded = embedder.texts_embedded
+    summary = await ingest(
+        store,
+        "d",
+        [path],
+        read=read_document,
+        embedding_model=embedder.name,
+        unreadable=(UnreadableDocument,),
+    )
+    await store.flush()
+    hits = await store.search(SearchRequest("减刑以后的刑期不能少于一半", ("d",), mode="keywords", limit=1))
+    await store.close()
+    assert (summary.changed, summary.chunks_unchanged, embedder.texts_embedded) == (1, len(chunks), embedded)
+    assert hits[0].location.within == "第七十八条"

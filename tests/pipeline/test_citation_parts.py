@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from core.answering.answer import citations, part_label, render_sources
-from core.models import Hit
+from dataclasses import replace
+
+from core.answering.answer import citations, evidence_block, part_label, render_sources
+from core.models import Hit, Location
 from core.record import CitedSource
 
 
@@ -60,3 +62,34 @@ def test_a_chunk_of_several_articles_is_cited_by_the_article_its_quoted_sentence
         "- 违约金一般不能约定。 [3]"
     )
     assert [item.part for item in citations(answer, evidence)] == ["第十七条", "第二十一条", "第二十五条"]
+
+
+def test_a_chunk_continuing_an_article_is_cited_by_that_article() -> None:
+    """A chunk that begins inside 第七十八条 (Location.within) is cited as 第七十八条, not as the article a
+    sentence of it refers to (本法第三十九条) nor by its place, whether quoted word for word or not."""
+    rest = hit(
+        1, "（六）依照本法第三十九条规定应当减刑的。\n\n减刑以后实际执行的刑期不能少于原判刑期的二分之一。"
+    )
+    continued = replace(rest, location=Location(within="第七十八条"))
+    nextone = hit(2, "第七十九条 对于犯罪分子的减刑,由中级以上人民法院按照审判监督程序进行审理。")
+    quoted = "- 减刑以后实际执行的刑期不能少于原判刑期的二分之一。 [1]\n- 由中级以上人民法院审理。 [2]"
+    assert [item.part for item in citations(quoted, [continued, nextone])] == ["第七十八条", "第七十九条"]
+    assert [item.part for item in citations("刑期至少一半 [1],法院审理 [2]", [continued, nextone])] == [
+        "第七十八条",
+        "第七十九条",
+    ]
+
+
+def test_the_evidence_a_model_reads_names_the_article_a_chunk_continues() -> None:
+    """The evidence block names a continuation chunk's article beside its document, so a model can cite it."""
+    continued = Hit(
+        "c1",
+        "（六）对国家和社会有其他重大贡献的。",
+        0.9,
+        "laws",
+        "d",
+        "刑法",
+        "第六节 减刑",
+        location=Location(within="第七十八条"),
+    )
+    assert 'document="刑法 第七十八条 | 第六节 减刑"' in evidence_block([continued]).text

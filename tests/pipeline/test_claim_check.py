@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from core.answering.claims import check_claims, normalise_numbers, present_claims, unsupported_claims
-from core.models import Hit
+from core.models import Hit, Location
 from core.record import UnsupportedClaim
 
 LAW = Hit(
@@ -108,3 +110,12 @@ def test_a_sentence_quoted_from_a_paragraph_states_nothing_the_paragraph_does_no
     assert _claims("它生活在约9300万年前至7000万年前。目前只设有98一条路线。 [1]", fossil) == []
     question = "Are Ada Byron and Mary Somerville both mathematicians?"
     assert _claims("Could not confirm “Are Ada Byron both mathematicians”.", GUIDE, question=question) == []
+
+
+def test_the_article_a_chunk_continues_is_no_unsupported_claim() -> None:
+    """An answer naming 第七十八条 from a chunk that continues it (its text starts at item 六) is supported by
+    that chunk; without the article recorded, 第七十八条 is in no source."""
+    rest = Hit("p3", "（六）对国家和社会有其他重大贡献的。", 1.0, "laws", "d3", "刑法", "第六节 减刑")
+    continued = replace(rest, location=Location(within="第七十八条"))
+    assert _claims("依据第七十八条,有其他重大贡献的应当减刑 [1]。", continued) == []
+    assert _claims("依据第七十八条,有其他重大贡献的应当减刑 [1]。", rest) == [("第七十八条", "number")]
