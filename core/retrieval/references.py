@@ -111,6 +111,11 @@ def cites_article(text: str, article: int) -> bool:
     return any(opened_article(line) == article for line in text.splitlines())
 
 
+def continues_article(within: str, article: int) -> bool:
+    """Whether a chunk continues the article: ``within`` (core.models.Location.within) is that article."""
+    return bool(within) and opened_article(within) == article
+
+
 def normal_title(text: str) -> str:
     """A title for matching: brackets, extension and version date dropped, case and spaces folded."""
     text = _EXTENSION.sub("", text.strip().strip("《》「」\"'"))

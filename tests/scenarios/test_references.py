@@ -98,3 +98,32 @@ async def test_a_page_named_by_title_in_the_evidence_is_followed(home: Path) -> 
     referenced = [i for step in trace.rounds for i in step.referenced_ids]
     assert [names[i.split(":")[0]] for i in referenced] == ["ada"]
     assert "Tromsø" in (done.record.answer or "")
+
+
+LONG_RATES = "# 差旅费用标准\n\n## 第二章 费用\n\n第五条 各地每晚费用上限如下：\n\n" + "\n\n".join(
+    f"（{n}）第{n}类地区的宾馆每晚不超过{n}百元，超出部分由出差人员自行承担并在报销时说明原因。"
+    for n in range(1, 13)
+)
+
+
+@pytest.fixture
+def long_article_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A KB_HOME whose rule book cites 第五条 of a rate book in which that article fills two chunks."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "出差管理办法.md").write_text(TRAVEL_RULES, encoding="utf-8")
+    (docs / "差旅费用标准.md").write_text(LONG_RATES, encoding="utf-8")
+    monkeypatch.setenv("KB_HOME", str(tmp_path / "home"))
+    assert kb_main(["ingest", str(docs), "--dataset", "refs"]) == 0
+    return tmp_path / "home"
+
+
+async def test_a_cited_article_split_over_chunks_is_brought_in_whole(long_article_home: Path) -> None:
+    """ "依照《差旅费用标准》第五条" brings every chunk of that article when it is too long for one: the one
+    opening it and the one continuing it (Location.within)."""
+    done, names = await _ask("出差人员的住宿标准依照什么执行？")
+    trace = done.record.details.trace
+    assert trace is not None
+    referenced = [i for step in trace.rounds for i in step.referenced_ids]
+    assert [names[i.split(":")[0]] for i in referenced] == ["差旅费用标准", "差旅费用标准"]
+    assert set(referenced) <= set(done.record.details.evidence_ids)

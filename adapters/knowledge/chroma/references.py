@@ -6,8 +6,9 @@ name without extension and version date: "行政诉讼法(2017-06-27).md" is "�
 document whose title equals it or ends with it, "《行政诉讼法》" finds "中华人民共和国行政诉讼法"), and the
 documents a paragraph *mentions* by title count as references too (the bridge of most English multi-hop
 questions: "... directed by Scott Derrickson" names the page "Scott Derrickson"). An article is the paragraph
-of the document that holds it (a line starting "第N条"); a document named without an article gives its
-paragraph closest in meaning to the question. Every function here blocks (Chroma): callers run them in
+of the document that holds it (a line starting "第N条"), with the paragraphs continuing it when it is split over
+several (their `within`); a document named without an article gives its paragraph closest in meaning to the
+question. Every function here blocks (Chroma): callers run them in
 worker threads.
 """
 
@@ -22,7 +23,14 @@ import numpy as np
 from adapters.knowledge.chroma.catalog import CatalogEntry
 from adapters.knowledge.chroma.dataset import WRITE_BATCH, DatasetHandle, chunk_text, visible_hit
 from core.models import Hit
-from core.retrieval.references import SELF, Reference, cites_article, normal_title, references_in
+from core.retrieval.references import (
+    SELF,
+    Reference,
+    cites_article,
+    continues_article,
+    normal_title,
+    references_in,
+)
 
 MIN_TITLE_CHARS = 4  # a shorter title ("法", "Art") is too common a string to be a mention
 MIN_LATIN_TITLE_WORDS = 2  # a one-word Latin title ("Paris") is mentioned by chance too often
@@ -140,21 +148,28 @@ def target_hits(
     handle: DatasetHandle, found: Sequence[Target], vector: np.ndarray, *, exclude: set[str], limit: int
 ) -> list[Hit]:
     """The paragraphs of the targets (an article's own paragraph, else the one closest to the question),
-    scored by similarity to the question; none of `exclude`, at most `limit`."""
+    scored by similarity to the question, then, with room left, the paragraphs continuing a cited article
+    split over several; none of `exclude`, at most `limit`."""
     hits: list[Hit] = []
+    continuing: list[Hit] = []
     for target in found:
         if len(hits) >= limit:
             break
         chunks = _chunks(handle, target.entry)
         if target.article is not None:
             chosen = [chunk for chunk in chunks if cites_article(chunk[2], target.article)]
+            later = [
+                chunk
+                for chunk in chunks
+                if continues_article(str(chunk[1].get("within", "")), target.article)
+            ]
         else:
-            chosen = sorted(chunks, key=lambda chunk: -_cosine(vector, chunk[3]))[:1]
-        for chunk_id, meta, _, embedding in chosen:
-            if chunk_id in exclude or any(hit.id == chunk_id for hit in hits):
-                continue
-            hits.append(visible_hit(target.entry, chunk_id, None, meta, _cosine(vector, embedding)))
-    return hits[:limit]
+            chosen, later = sorted(chunks, key=lambda chunk: -_cosine(vector, chunk[3]))[:1], []
+        for into, picked in ((hits, chosen), (continuing, later)):
+            for chunk_id, meta, _, embedding in picked:
+                if chunk_id not in exclude and not any(hit.id == chunk_id for hit in (*hits, *continuing)):
+                    into.append(visible_hit(target.entry, chunk_id, None, meta, _cosine(vector, embedding)))
+    return [*hits, *continuing][:limit]
 
 
 def _chunks(
