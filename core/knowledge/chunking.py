@@ -45,9 +45,9 @@ from core.knowledge.chunk_packing import count_tokens, fits, pack_balanced, spli
 from core.models import Chunk, DocumentPart
 
 DEFAULT_MAX_TOKENS = 400
-CHUNKER_VERSION = (
-    "c2"  # raised when chunks or their metadata change, so the next ingest chunks again (c2: within)
-)
+# raised when chunks, their metadata or their embedded text change, so that the next ingest chunks again
+# (c2: Location.within; c3: within in the embedded trail)
+CHUNKER_VERSION = "c3"
 
 # YAML front matter (group 1: its body, absent when empty); the Markdown reader reads it as metadata
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
@@ -358,9 +358,10 @@ def body_text(markdown: str) -> str:
 
 
 def embedding_trail(chunk: Chunk, *, document_title: str) -> str:
-    """The line embedding_text puts before a chunk's text: title and heading path ('' when none)."""
+    """The line embedding_text puts before a chunk's text: title, heading path and the article the chunk
+    continues ('' when none)."""
     trail: list[str] = []
-    for title in (document_title.strip(), *chunk.heading_path):
+    for title in (document_title.strip(), *chunk.heading_path, chunk.location.within):
         if title and (not trail or title != trail[-1]) and title not in trail:
             trail.append(title)
     return " > ".join(trail)

@@ -279,7 +279,8 @@ async def test_unchanged_files_are_recognised_by_their_bytes_before_they_are_par
 
 async def test_a_law_article_split_over_chunks_is_cited_by_its_number(tmp_path: Path) -> None:
     """An article too long for one chunk, ingested and found by its last sentence, comes back knowing the
-    article it continues, and the answer quoting it cites that article (not ¶ n)."""
+    article it continues, is found by that article's number too, and the answer quoting it cites that
+    article (not ¶ n)."""
     items = "\n\n".join(
         f"（{n}）因第{n}种重大立功表现,依照本法第三十九条的规定可以减轻处罚。" for n in range(1, 31)
     )
@@ -295,8 +296,12 @@ async def test_a_law_article_split_over_chunks_is_cited_by_its_number(tmp_path: 
     await index.flush()
     found = await index.search(SearchRequest("实际执行的刑期不能少于", ("ds",), mode="keywords", limit=1))
     later = await index.search(SearchRequest("中级以上人民法院审理", ("ds",), mode="keywords", limit=1))
+    by_number = await index.search(SearchRequest("第七十八条", ("ds",), mode="keywords", limit=5))
     await index.close()
     assert found[0].location.within == "第七十八条" and later[0].location.within == ""
+    assert found[0].id in {
+        hit.id for hit in by_number
+    }  # the article's number is indexed with its continuation
     answer = "- 减刑以后实际执行的刑期不能少于原判刑期的二分之一。 [1]\n- 减刑由中级以上人民法院审理。 [2]"
     assert render_sources(citations(answer, [found[0], later[0]]), "zh").splitlines()[1:] == [
         "[1] 刑法 第七十八条 — 刑法 > 第四章 刑罚的具体运用",
