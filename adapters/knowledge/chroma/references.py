@@ -8,8 +8,7 @@ documents a paragraph *mentions* by title count as references too (the bridge of
 questions: "... directed by Scott Derrickson" names the page "Scott Derrickson"). An article is the paragraph
 of the document that holds it (a line starting "第N条"), with the paragraphs continuing it when it is split over
 several (their `within`); a document named without an article gives its paragraph closest in meaning to the
-question. Every function here blocks (Chroma): callers run them in
-worker threads.
+question. Every function here blocks (Chroma): callers run them in worker threads.
 """
 
 from __future__ import annotations
