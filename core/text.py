@@ -73,6 +73,11 @@ STOP_WORDS_EN = frozenset(
 )
 
 
+def has_cjk(text: str) -> bool:
+    """Whether the text holds any CJK character."""
+    return _CJK.search(text) is not None
+
+
 def is_chinese(text: str) -> bool:
     """Whether the text has a meaningful share of CJK characters (what detect_language calls Chinese)."""
     if not text:

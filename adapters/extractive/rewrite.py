@@ -150,16 +150,12 @@ def _phrases(question: str, titles: Sequence[str]) -> list[str]:
     taking the place of the phrases jieba cut it into ("楼曾瑞毕业于哪个大学" -> 楼曾瑞, 大学; not 楼, 瑞毕业)."""
     named = _named_titles(question, titles)
     spans = [(question.index(title), question.index(title) + len(title)) for title in named]
-    kept = [
-        phrase
-        for phrase in noun_phrases(question)
-        if phrase not in question
-        or not any(
-            question.index(phrase) < end and start < question.index(phrase) + len(phrase)
-            for start, end in spans
-        )
-    ]
-    return [*named, *kept]
+
+    def inside_a_title(phrase: str) -> bool:
+        at = question.find(phrase)
+        return at >= 0 and any(at < end and start < at + len(phrase) for start, end in spans)
+
+    return [*named, *(phrase for phrase in noun_phrases(question) if not inside_a_title(phrase))]
 
 
 def _named_titles(question: str, titles: Sequence[str]) -> list[str]:

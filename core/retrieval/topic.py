@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from core.models import Turn
 from core.retrieval.versions import version_of
-from core.text import normalize_query, salient_terms
+from core.text import has_cjk, normalize_query, salient_terms
 from core.trace import CarriedTerm, Origin
 
 
@@ -58,15 +58,15 @@ def topic_query(
 
 
 # "那…", "那么…", "还有…" opening a question, a pronoun or demonstrative, "…呢？", and their English kin
+# one thing or person pointed back at (after a question asking which one, the answer: answered_entity)
+_ONE_ZH, _ONE_EN = "它|他|她", "it|its|he|him|his|she|her|hers"
 _REFERS_BACK = re.compile(
-    r"^\s*(?:那么|那|还有|另外)|它|其|他|她|这个|那个|这些|那些|这类|这种|这项|上述|该|呢\s*[？?]?\s*$|"
+    rf"^\s*(?:那么|那|还有|另外)|{_ONE_ZH}|其|这个|那个|这些|那些|这类|这种|这项|上述|该|呢\s*[？?]?\s*$|"
     r"^\s*(?:and|what about|how about)\b|"
-    r"\b(?:it|its|they|them|their|this|that|these|those|he|him|his|she|her|hers)\b",
+    rf"\b(?:{_ONE_EN}|they|them|their|this|that|these|those)\b",
     re.IGNORECASE,
 )
-# one thing or person pointed back at, and a question asking which one (the answer is an entity)
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_POINTER = re.compile(r"它|他|她|\b(?:it|its|he|him|his|she|her|hers)\b", re.IGNORECASE)
+_POINTER = re.compile(rf"{_ONE_ZH}|\b(?:{_ONE_EN})\b", re.IGNORECASE)
 _WHO = r"谁|哪位|\b(?:who|whom|whose)\b"  # the answer is a person, not a word of the question
 _ASKS_WHO = re.compile(_WHO, re.IGNORECASE)
 _ASKS_WHICH = re.compile(rf"{_WHO}|哪(?:个|家|所|部|本|座|条|一)|\bwhich\b", re.IGNORECASE)
@@ -101,7 +101,7 @@ def _names(asked: str, title: str) -> bool:
         return True
     words = [normalize_query(word) for word in salient_terms(title)]
     held = sum(word in folded for word in words)
-    return not _CJK.search(title) and 2 * held > len(words)
+    return not has_cjk(title) and 2 * held > len(words)
 
 
 def _continues(question: str, turn: Turn) -> bool:

@@ -151,6 +151,7 @@ def target_hits(
     split over several; none of `exclude`, at most `limit`."""
     hits: list[Hit] = []
     continuing: list[Hit] = []
+    taken = set(exclude)
     for target in found:
         if len(hits) >= limit:
             break
@@ -166,7 +167,8 @@ def target_hits(
             chosen, later = sorted(chunks, key=lambda chunk: -_cosine(vector, chunk[3]))[:1], []
         for into, picked in ((hits, chosen), (continuing, later)):
             for chunk_id, meta, _, embedding in picked:
-                if chunk_id not in exclude and not any(hit.id == chunk_id for hit in (*hits, *continuing)):
+                if chunk_id not in taken:
+                    taken.add(chunk_id)
                     into.append(visible_hit(target.entry, chunk_id, None, meta, _cosine(vector, embedding)))
     return [*hits, *continuing][:limit]
 
