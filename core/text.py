@@ -1,4 +1,4 @@
-"""Text helpers: language detection, normalisation, jieba tokenisation and salient terms.
+"""Text helpers: language detection, normalisation, jieba tokenisation, salient terms, a statute's article numbers.
 
 Search tokens without jieba's HMM (the keyword index's tokens, for every chunk ingested and every
 keyword query) come from rjieba, the Rust port of jieba with the same dictionary and algorithm: the same
@@ -25,6 +25,9 @@ import unicodedata
 import rjieba
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# A statute's numbered parts: 第十三条, 第一百三十三条之一, 第２条; 第三章, 第二编 build on the same numerals
+NUMERAL = "0-9０-９零〇一二两三四五六七八九十百千"
+ARTICLE_NUMBER = rf"第[{NUMERAL}]+条(?:之[一二三四五六七八九十]+)?"
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _PUNCT_OR_SPACE = re.compile(r"[\s\W_]+", re.UNICODE)
 _LATIN_RANGES = ((0x00C0, 0x024F), (0x1E00, 0x1EFF))  # Latin-1 Supplement to Extended-B, Extended Additional

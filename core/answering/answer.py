@@ -17,7 +17,7 @@ from core.messages import per_language, text
 from core.models import AnswerRequest, Hit, Message
 from core.prompt_markup import Markup, Part, element, holds_escapes, prompt
 from core.record import CitedSource
-from core.text import shortened
+from core.text import ARTICLE_NUMBER, shortened
 
 SYSTEM_BUDGET = 4000
 USER_BUDGET = 28000
@@ -144,7 +144,7 @@ def part_label(content: str) -> str:
 # An article or section opening a paragraph of a chunk ("第十七条 十八周岁…", "Article 5"), not one a sentence
 # refers to ("依照本法第三十九条规定")
 _PART_HEAD = re.compile(
-    r"(?:^|(?<=\s))(第[0-9零〇一二两三四五六七八九十百千]+条(?:之[一二三四五六七八九十]+)?)(?=\s)"
+    rf"(?:^|(?<=\s))({ARTICLE_NUMBER})(?=\s)"
     r"|(?:^|(?<=\n))[#*\s]*((?:Article|Section|Rule|§)\s*[0-9][0-9.]*)",
     re.IGNORECASE,
 )

@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 
 from core.knowledge.chunk_packing import count_tokens, fits, pack_balanced, split_lines, split_sentences
 from core.models import Chunk, DocumentPart
+from core.text import ARTICLE_NUMBER, NUMERAL
 
 DEFAULT_MAX_TOKENS = 400
 # raised when chunks, their metadata or their embedded text change, so that the next ingest chunks again
@@ -57,10 +58,9 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_ARTICLE_NUMBER = r"第[零〇一二三四五六七八九十百千两0-9０-９]+条(?:之[一二三四五六七八九十]+)?"
-_ARTICLE = re.compile(rf"^{_ARTICLE_NUMBER}(?:\s|$)")  # a paragraph opening an article
-_ARTICLE_LINE = re.compile(rf"(?:^|\n)({_ARTICLE_NUMBER})(?=\s|$)")  # any line of a text opening one
-_LAW_HEADING = re.compile(r"^第[零〇一二三四五六七八九十百千两0-9０-９]+(?:编|分编|章|节)")
+_ARTICLE = re.compile(rf"^{ARTICLE_NUMBER}(?:\s|$)")  # a paragraph opening an article
+_ARTICLE_LINE = re.compile(rf"(?:^|\n)({ARTICLE_NUMBER})(?=\s|$)")  # any line of a text opening one
+_LAW_HEADING = re.compile(rf"^第[{NUMERAL}]+(?:编|分编|章|节)")
 _HEADING_TAIL_MAX_CHARS = 30
 _SEPARATOR_TOKENS = 1  # "\n\n" between two stripped blocks
 _ESTIMATE_MARGIN = 8  # below max_tokens - slack the additive estimate is trusted while packing

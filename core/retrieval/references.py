@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import cn2an
 
 from core.retrieval.versions import version_of
+from core.text import NUMERAL
 
 SELF = ""  # the title of a reference to the citing paragraph's own document
 MAX_REFERENCES = 6  # per paragraph: a long list of citations is a table of contents, not a hop
 
-_NUMERAL = r"[0-9零〇一二两三四五六七八九十百千]+"
-_ARTICLE = rf"第({_NUMERAL})条"
+_ARTICLE = rf"第([{NUMERAL}]+)条"
 _TITLED = re.compile(rf"《([^《》\n]{{2,60}})》(?:\s*(?:的)?\s*{_ARTICLE})?")
 _OWN = re.compile(
     rf"(?:本法|本条例|本规定|本办法|本细则|本解释|本决定|本规则|本章程|本守则|本制度){_ARTICLE}"

@@ -46,3 +46,10 @@ def test_article_numbers_in_chinese_and_digits() -> None:
     assert [article_number(n) for n in ("二十四", "一百八十八", "1260", "十")] == [24, 188, 1260, 10]
     text = "第一百八十八条 向人民法院请求保护民事权利的诉讼时效期间为三年。\n依照第二十条的规定。"
     assert cites_article(text, 188) and not cites_article(text, 20)
+
+
+def test_full_width_digits_read_as_the_article_they_number() -> None:
+    """本法第１２条 (full-width digits, as a pasted or scanned statute writes them) names article 12, the same
+    numerals the chunker reads an article head with (core.text.ARTICLE_NUMBER)."""
+    assert references_in("依照本法第１２条的规定处理。") == [Reference(SELF, 12)]
+    assert cites_article("第１２条 用人单位应当……", 12)
