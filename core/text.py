@@ -164,10 +164,11 @@ def tokenize(text: str, *, new_words: bool = True) -> list[str]:
     return [w for w in (w.strip() for w in words) if w and not _PUNCT_OR_SPACE.fullmatch(w)]
 
 
-def salient_terms(text: str) -> list[str]:
-    """Content words of text (stop words and single Latin letters removed), in order, deduplicated."""
+def salient_terms(text: str, *, new_words: bool = True) -> list[str]:
+    """Content words of text (stop words and single Latin letters removed), in order, deduplicated;
+    new_words as for tokenize."""
     seen: dict[str, None] = {}
-    for token in tokenize(text):
+    for token in tokenize(text, new_words=new_words):
         if token in STOP_WORDS_ZH or token in STOP_WORDS_EN:
             continue
         if len(token) == 1 and not _CJK.match(token) and not token.isdigit():
