@@ -8,9 +8,9 @@ subject (no noun phrase or name of its own, a party such as 对方 being none: "
 "对方一直不给怎么办?", "交了申请以后多久之内可以撤回?": the previous topic's terms are put in front), or opens
 with a modal verb or a condition that starts with its predicate ("要付经济补偿吗?", "如果辞退了要给补偿吗?":
 the previous topic's terms it lacks are put in front). The subject is the latest turn's noun phrases (jieba
-POS; a title of a document its answer cited stays whole), taken from that turn's own rewrite, so a chain of
-follow-ups keeps its topic; after a question asking who or which one, a pronoun means the answer
-(core.retrieval.topic.answered_entity). Self-contained questions are returned unchanged; 它/它们/其 after a
+POS; a title of a document its answer cited, or a phrase its quotes continue with the verb after it, stays
+whole), taken from that turn's own rewrite, so a chain of follow-ups keeps its topic; after a question
+asking who or which one, a pronoun means the answer (core.retrieval.topic.answered_entity). Self-contained questions are returned unchanged; 它/它们/其 after a
 noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is about 公司), 他/她
 after a name or another party of its own to that one ("对方说他不管"). CPU-bound (jieba): call from a
 worker thread.
@@ -95,7 +95,8 @@ def _rewrite(history: list[Turn], rewrites: Sequence[str], question: str) -> str
         return question
     previous = rewrites[len(history) - 1]
     titles = tuple(document_topic(name) for name in history[-1].cited)
-    subject = subject_of(previous, titles)
+    compounds = quoted_compounds(previous, history[-1].answer) if is_chinese(previous) else ()
+    subject = subject_of(previous, (*titles, *compounds))
     if not subject:
         return question
     english = not is_chinese(question)
@@ -120,7 +121,7 @@ def _rewrite(history: list[Turn], rewrites: Sequence[str], question: str) -> str
     if rewritten is None and not has_content(question):
         rewritten = f"{question.strip()} ({subject})" if english else f"{subject} {question.strip()}"
     if rewritten is None and not english:
-        dropped = _dropped_topic(question, previous, titles)
+        dropped = _dropped_topic(question, previous, (*titles, *compounds))
         rewritten = f"{dropped} {_LEADING_THEN_ZH.sub('', question.strip())}" if dropped else None
     return _SPACES.sub(" ", rewritten).strip() if rewritten else question
 
@@ -156,6 +157,26 @@ def _phrases(question: str, titles: Sequence[str]) -> list[str]:
         return at >= 0 and any(at < end and start < at + len(phrase) for start, end in spans)
 
     return [*named, *(phrase for phrase in noun_phrases(question) if not inside_a_title(phrase))]
+
+
+def quoted_compounds(question: str, answer: str) -> tuple[str, ...]:
+    """The question's noun phrases that run on into the verb after them in the words its answer quotes: jieba
+    tags 限制 a verb, so the noun phrase of "竞业限制最长能约定多久" is 竞业, while the sources it quoted speak of
+    竞业限制; kept whole like a cited title."""
+    tokens = [token for token in pos_tokens(question) if token.word.strip()]
+    starts: dict[int, Token] = {}
+    at = 0
+    for token in tokens:
+        at = question.find(token.word, at)
+        starts[at] = token
+        at += len(token.word)
+    compounds = []
+    for phrase in noun_phrases(question):
+        end = question.find(phrase) + len(phrase)
+        following = starts.get(end)
+        if following is not None and following.flag.startswith("v") and phrase + following.word in answer:
+            compounds.append(phrase + following.word)
+    return tuple(compounds)
 
 
 def _named_titles(question: str, titles: Sequence[str]) -> list[str]:

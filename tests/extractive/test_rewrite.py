@@ -288,6 +288,24 @@ async def test_a_cited_title_the_question_names_stays_whole_in_the_subject() -> 
     assert (await engine.rewrite(history, "他后来做什么工作？"))[0] == "楼曾瑞后来做什么工作?"
 
 
+async def test_a_noun_phrase_the_quoted_sources_continue_with_a_verb_stays_whole() -> None:
+    """jieba tags 限制 a verb, so the noun phrase of "竞业限制最长能约定多久?" is 竞业; the answer quoted sources
+    speaking of 竞业限制, so "这个" and a dropped subject are 竞业限制. Without that quote the phrase stays 竞业."""
+    engine = ExtractiveEngine()
+    quoted = "- 竞业限制的人员限于用人单位的高级管理人员、高级技术人员和其他负有保密义务的人员。 [1]"
+    history = [Turn(1, "竞业限制最长能约定多久？", quoted, cited=("劳动合同法(2012-12-28).md",))]
+    assert (await engine.rewrite(history, "哪些员工才会被公司要求签这个？"))[
+        0
+    ] == "哪些员工才会被公司要求签竞业限制?"
+    assert (await engine.rewrite(history, "违反了要赔多少？"))[0].startswith("竞业限制 ")
+    unquoted = [
+        Turn(1, "竞业限制最长能约定多久？", "- 期限不得超过二年。 [1]", cited=("劳动合同法(2012-12-28).md",))
+    ]
+    assert (await engine.rewrite(unquoted, "哪些员工才会被公司要求签这个？"))[
+        0
+    ] == "哪些员工才会被公司要求签竞业?"
+
+
 async def test_he_means_the_name_the_previous_question_gives() -> None:
     """ "他说没钱还呢?" after "张三借了我五万块钱一直不还…" is about 张三 (jieba cuts the name 张 / 三借, so the
     noun phrases alone would give "三借 钱")."""
