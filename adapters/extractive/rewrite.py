@@ -10,10 +10,10 @@ with a modal verb or a condition that starts with its predicate ("要付经济�
 the previous topic's terms it lacks are put in front). The subject is the latest turn's noun phrases (jieba
 POS; a title of a document its answer cited, or a phrase its quotes continue with the verb after it, stays
 whole), taken from that turn's own rewrite, so a chain of follow-ups keeps its topic; after a question
-asking who or which one, a pronoun means the answer (core.retrieval.topic.answered_entity). Self-contained questions are returned unchanged; 它/它们/其 after a
-noun of the question's own refer to that noun ("公司拖着工资不发，劳动部门让它限期付" is about 公司), 他/她
-after a name or another party of its own to that one ("对方说他不管"). CPU-bound (jieba): call from a
-worker thread.
+asking who or which one, a pronoun means the answer (core.retrieval.topic.answered_entity). Self-contained
+questions are returned unchanged; 它/它们/其 after a noun of the question's own refer to that noun
+("公司拖着工资不发，劳动部门让它限期付" is about 公司), 他/她 after a name or another party of its own to that
+one ("对方说他不管"). CPU-bound (jieba): call from a worker thread.
 """
 
 from __future__ import annotations
