@@ -163,17 +163,16 @@ def quoted_compounds(question: str, answer: str) -> tuple[str, ...]:
     """The question's noun phrases that run on into the verb after them in the words its answer quotes: jieba
     tags 限制 a verb, so the noun phrase of "竞业限制最长能约定多久" is 竞业, while the sources it quoted speak of
     竞业限制; kept whole like a cited title."""
-    tokens = [token for token in pos_tokens(question) if token.word.strip()]
-    starts: dict[int, Token] = {}
+    tokens = pos_tokens(question)
+    tagged = "".join(token.word for token in tokens)  # the question as tagged (NFKC: "，" is ",")
+    starting: dict[int, Token] = {}  # the token starting at each offset of tagged
     at = 0
     for token in tokens:
-        at = question.find(token.word, at)
-        starts[at] = token
+        starting[at] = token
         at += len(token.word)
     compounds = []
-    for phrase in noun_phrases(question):
-        end = question.find(phrase) + len(phrase)
-        following = starts.get(end)
+    for phrase in noun_phrases(question, tokens=tokens):
+        following = starting.get(tagged.find(phrase) + len(phrase))
         if following is not None and following.flag.startswith("v") and phrase + following.word in answer:
             compounds.append(phrase + following.word)
     return tuple(compounds)

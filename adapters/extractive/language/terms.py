@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core.text import STOP_WORDS_EN, STOP_WORDS_ZH, fold_accents, negated_word
@@ -245,8 +245,9 @@ def join_words(words: Iterable[str]) -> str:
     return out
 
 
-def noun_phrases(text: str) -> list[str]:
-    """Noun phrases in order: runs of content words joined by 的, ending on a noun-like word."""
+def noun_phrases(text: str, *, tokens: Sequence[Token] | None = None) -> list[str]:
+    """Noun phrases in order: runs of content words joined by 的, ending on a noun-like word (tokens: the
+    text's pos_tokens when the caller has them already)."""
     phrases: list[str] = []
     run: list[Token] = []
 
@@ -261,7 +262,7 @@ def noun_phrases(text: str) -> list[str]:
                 phrases.append(phrase)
         run.clear()
 
-    for token in pos_tokens(text):
+    for token in pos_tokens(text) if tokens is None else tokens:
         if not token.word.strip():
             continue
         if is_content(token) or (token.word == "的" and run):
