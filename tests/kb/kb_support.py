@@ -9,10 +9,14 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import chromadb
 
 from adapters.knowledge.chroma.kb import ChromaKnowledgeBase
+from adapters.knowledge.document_readers import UnreadableDocument, read_document
+from core.knowledge.ingest import ingest
+from core.knowledge.ingest_plan import IngestProgress
 from core.models import Chunk, DocumentInfo
 from core.ports import Embedder
 from core.text import tokenize
@@ -91,6 +95,25 @@ def make_kb(
         keyword_home=home / "keywords",
         fusion=fusion,
         write_batch=write_batch,
+    )
+
+
+async def ingest_one(
+    store: Any,
+    path: Path,
+    embedder: Embedder,
+    *,
+    on_progress: Callable[[IngestProgress], object] | None = None,
+) -> Any:
+    """Ingest one file into dataset "d" the way kb ingest does (its summary)."""
+    return await ingest(
+        store,
+        "d",
+        [path],
+        read=read_document,
+        embedding_model=embedder.name,
+        unreadable=(UnreadableDocument,),
+        on_progress=on_progress,
     )
 
 

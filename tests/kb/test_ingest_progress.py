@@ -9,12 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adapters.knowledge.document_readers import UnreadableDocument, read_document
 from bot.cli.knowledge.ingest_progress import IngestReporter, progress_line
-from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import IngestProgress
 from tests.cli.cli_support import ROOT, clean_env
-from tests.kb.kb_support import CountingEmbedder, make_kb
+from tests.kb.kb_support import CountingEmbedder, ingest_one, make_kb
 
 MB = 1024 * 1024
 
@@ -85,15 +83,7 @@ async def test_progress_moves_inside_one_document_as_its_chunks_are_stored(tmp_p
     embedder = CountingEmbedder()
     store = make_kb(tmp_path / "home", embedder, write_batch=16)
     seen: list[IngestProgress] = []
-    await ingest(
-        store,
-        "d",
-        [path],
-        read=read_document,
-        embedding_model=embedder.name,
-        unreadable=(UnreadableDocument,),
-        on_progress=seen.append,
-    )
+    await ingest_one(store, path, embedder, on_progress=seen.append)
     await store.close()
     inside = [p for p in seen if p.files_done == 0]
     assert len(inside) >= 6

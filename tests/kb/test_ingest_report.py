@@ -8,7 +8,6 @@ import json
 import random
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,7 +17,7 @@ from core.knowledge.chunking import chunk_markdown
 from core.knowledge.ingest import ingest
 from core.knowledge.ingest_plan import TitledDocument, document_id
 from core.models import NOWHERE, SearchRequest
-from tests.kb.kb_support import CountingEmbedder, make_kb
+from tests.kb.kb_support import CountingEmbedder, ingest_one, make_kb
 
 LAWS = Path(__file__).resolve().parents[3] / "shared" / "data" / "zh_laws"
 CONSTITUTION = LAWS / "宪法"
@@ -29,18 +28,6 @@ def kb(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-async def _ingest_one(store: Any, path: Path, embedder: CountingEmbedder) -> Any:
-    """Ingest one file into dataset "d" the way kb ingest does."""
-    return await ingest(
-        store,
-        "d",
-        [path],
-        read=read_document,
-        embedding_model=embedder.name,
-        unreadable=(UnreadableDocument,),
-    )
 
 
 def test_a_path_that_does_not_exist_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,7 +121,7 @@ async def test_a_blank_file_stored_earlier_as_a_document_is_removed(tmp_path: Pa
     stale = TitledDocument("d", document_id("d", source), "empty", source, "x/t400", True, 0, title="empty")
     await store.replace_documents("d", [(stale, [])], embedding_model=embedder.name)
     assert len(await store.list_documents("d")) == 1
-    summary = await _ingest_one(store, path, embedder)
+    summary = await ingest_one(store, path, embedder)
     assert (summary.removed, summary.skipped, summary.skipped_files) == (1, 1, ((str(path), "empty file"),))
     assert await store.list_documents("d") == []
     await store.close()
@@ -213,7 +200,7 @@ async def test_a_document_chunked_by_an_earlier_chunker_is_chunked_again_re_embe
     )
     await store.replace_documents("d", [(stale, older)], embedding_model=embedder.name)
     embedded = embedder.texts_embedded
-    summary = await _ingest_one(store, path, embedder)
+    summary = await ingest_one(store, path, embedder)
     await store.flush()
     hits = await store.search(SearchRequest("减刑以后的刑期不能少于一半", ("d",), mode="keywords", limit=1))
     await store.close()
